@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import pytest
 
 from jitmagic.measure.discovery.discover import discover
-from jitmagic.measure.discovery.profiled import profiled_discovery
+from jitmagic.measure.discovery.discover import profiled_discovery
 from jitmagic.measure.variants.entry import plan_entry
 
 X = jnp.ones(4)

@@ -19,7 +19,7 @@ import jitmagic
 from jitmagic.errors import InputError
 from jitmagic.measure.variants.build import build_variant
 from jitmagic.measure.variants.entry import plan_entry
-from jitmagic.measure.variants.nest_names import check_nest
+from jitmagic.measure.variants.plan import check_nest
 from jitmagic.model.comparison import Comparison
 from jitmagic.render.comparison import text_table
 

@@ -113,6 +113,10 @@ def test_tour_runs_without_errors_and_shows_its_charts(executed):
     assert "compiled again: 15 times before the fixes, 0 after" in text
     assert re.search(r"jit\(vmap\(f\)\) is [\d.]+× (faster|slower) per call than vmap"
                      r"|no measurable difference per call|vmap\(jit\(f\)\): inconclusive", text)
+    # section 12: the cell under your own JAX, in a fresh process, and its trace written
+    assert re.search(r"^measured under jax [\d.]+ \(yours\): name two releases", text, re.M)
+    trace = Path(executed.metadata["ran_in"], "tour-jax-trace.json").read_text()
+    assert '"name": "XLA compile"' in trace
 
 
 def _printed(cell) -> str:

@@ -4,7 +4,9 @@ nothing), and a hang or a crash under a release as a finding, with no process le
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
 import os
 import re
 import subprocess
@@ -21,15 +23,22 @@ import jitmagic
 from jitmagic.measure import environments
 from jitmagic.measure.environments import READY
 from jitmagic.measure.environments import environment
+from jitmagic.model.diff import diff
 from jitmagic.model.progress import Crashed
 from jitmagic.model.progress import TimedOut
 from jitmagic.model.reports.releases import NotInstalled
 from jitmagic.model.reports.releases import ReleaseResult
 from jitmagic.model.reports.releases import Releases
+from jitmagic.model.reports.releases import bisect
+from jitmagic.model.rows import PHASES
 from jitmagic.model.stats.rule import SLOWER
 from jitmagic.model.stats.units import fmt_s
+from jitmagic.render.charts.releases import releases_figure
+from jitmagic.render.format import PHASE_LABELS
 from jitmagic.render.releases import finding
+from jitmagic.render.releases import html_document
 from jitmagic.render.releases import text
+from jitmagic.render.releases.trace import trace_json
 
 
 def _layer(x):
@@ -362,3 +371,189 @@ def test_uv_makes_the_environment_where_it_is_installed(tmp_path, monkeypatch):
     assert [argv[:2] for argv in calls] == [["/opt/bin/uv", "venv"], ["/opt/bin/uv", "pip"]]
     assert calls[1][-3:] == ["jax==0.9.0", "jaxlib==0.9.0", "psutil"]
     assert env.folder == str(folder) and (folder / READY).read_text() == "0.9.0\n"
+
+
+#: The releases 0.9.0 to 0.10.2, as the package index serves jax and jaxlib here.
+WALKED = ["0.9.0", "0.9.0.1", "0.9.1", "0.9.2", "0.10.0", "0.10.1", "0.10.2"]
+
+
+def test_bisect_names_the_release_measuring_each_one_names_and_measures_fewer(measured):
+    each = {r: ReleaseResult(r, _slower_compile(measured, 3.0) if i >= 4 else measured)
+            for i, r in enumerate(WALKED)}
+    asked = []
+
+    def measure(release):
+        asked.append(release)
+        return each[release]
+
+    found = bisect(WALKED, measure, "/c")
+    one_by_one = [r for r in WALKED if diff(measured, each[r].measured, force=True).stage(
+        "flat", "compile_s").slower_by(1.0)]
+    assert found.found == (("compile_s", one_by_one[0]),) and one_by_one[0] == "0.10.0"
+    assert sorted(asked, key=WALKED.index) == ["0.9.0", "0.9.2", "0.10.0", "0.10.2"]
+    said = text(found).splitlines()
+    assert said[0].startswith("first slower in 0.10.0, of 0.9.0 to 0.10.2: XLA compile 3.00× ")
+    assert said[1] == ("measured 4 of the 7 releases from 0.9.0 to 0.10.2, by halving: "
+                       "0.9.0, 0.9.2, 0.10.0, 0.10.2")
+    assert said[2].split() == ["0.9.0", "0.9.2", "0.10.0", "0.10.2"]
+    each["0.9.2"] = ReleaseResult("0.9.2", TimedOut(20.0, "jitcompare g: flat 1/3 · XLA compile"))
+    hung = bisect(WALKED, each.__getitem__, "/c")  # a hang counts as slower
+    assert hung.found == (("compile_s", "0.9.2"),)
+    assert text(hung).startswith("first slower in 0.9.2, of 0.9.0 to 0.10.2: did not finish "
+                                 "in 20 s under jax 0.9.2 (in XLA compile, flat 1/3)\n")
+    same = bisect(WALKED, lambda r: ReleaseResult(r, measured), "/c")
+    assert same.found == () and len(same.measured.results) == 2
+    nothing, measured_two = text(same).splitlines()[:2]
+    assert nothing.startswith("nothing to halve, no stage is slower by the rule: ")
+    assert " between jax 0.9.0, 0.10.2" in nothing and nothing.endswith("(-v: each stage)")
+    assert measured_two.startswith("measured 2 of the 7 releases from 0.9.0 to 0.10.2")
+
+
+def test_bisect_walks_the_releases_the_index_serves_of_both_jax_and_jaxlib(monkeypatch):
+    listed = {"jax": "0.10.2, 0.10.1, 0.10.0, 0.9.2, 0.9.1, 0.9.0.1, 0.9.0, 0.8.3",
+              "jaxlib": "0.10.2, 0.10.0, 0.9.2, 0.9.1, 0.9.0.1, 0.9.0, 0.8.3"}
+
+    def pip(argv, **kwargs):
+        return subprocess.CompletedProcess(argv, 0, f"{argv[-1]} (0.10.2)\nAvailable versions: "
+                                                    f"{listed[argv[-1]]}\n", "")
+
+    monkeypatch.setattr(environments.subprocess, "run", pip)
+    assert environments.served("0.9.0", "0.10.2") == [
+        "0.9.0", "0.9.0.1", "0.9.1", "0.9.2", "0.10.0", "0.10.2"]  # no jaxlib 0.10.1
+    assert environments.served("0.9.1", "current")[0] == "0.9.1"
+
+
+def test_bisect_takes_two_releases_the_older_first_and_never_with_jax(tmp_path):
+    done = _command(tmp_path, "print(1)\n", "--bisect", "0.9.0-0.10.2")
+    assert done.returncode == 2 and "expected two JAX releases as A..B, e.g. 0.9.0..0.10.2 " \
+        "or 0.9.0..current (your own), not '0.9.0-0.10.2'" in done.stderr
+    done = _command(tmp_path, "print(1)\n", "--bisect", "0.9.0..current", "--jax", "0.9.0")
+    assert done.returncode == 2 and "--bisect chooses the releases it measures: leave --jax " \
+        "out" in done.stderr
+    done = _command(tmp_path, "def f(x):\n    return x\nf(1)\n", "--bisect", "0.10.2..0.9.0")
+    assert done.returncode == 2 and "--bisect 0.10.2..0.9.0: the package index serves jax " \
+        "and jaxlib none from 0.10.2 to 0.9.0: give two of them, the older first" in done.stderr
+
+
+def _read_trace(path) -> dict[tuple[str, str, str], float]:
+    """A reader of the trace-event format, as Perfetto's importer reads it: each complete
+    event's seconds summed by (process, thread, name), the names from the metadata
+    events; on a thread, events nest or follow one another (a slice never straddles)."""
+    events = json.loads(Path(path).read_text())["traceEvents"]
+    for e in events:  # in whole nanoseconds, as Perfetto keeps them
+        e.update(ts=round(e.get("ts", 0) * 1e3), dur=round(e.get("dur", 0) * 1e3))
+    names = {(e["pid"], e["tid"] if e["name"] == "thread_name" else None): e["args"]["name"]
+             for e in events if e["ph"] == "M"}
+    totals: dict[tuple[str, str, str], float] = {}
+    for e in events:
+        if e["ph"] != "X":
+            continue
+        key = (names[e["pid"], None], names[e["pid"], e["tid"]], e["name"])
+        totals[key] = totals.get(key, 0.0) + e["dur"] / 1e9
+        for other in events:
+            if other["ph"] == "X" and (other["pid"], other["tid"]) == (e["pid"], e["tid"]):
+                a, b = (e["ts"], e["ts"] + e["dur"]), (other["ts"], other["ts"] + other["dur"])
+                assert a[1] <= b[0] or b[1] <= a[0] or (a[0] <= b[0] and b[1] <= a[1]) \
+                    or (b[0] <= a[0] and a[1] <= b[1]), (e, other)
+    return totals
+
+
+def _within(traced: float, reported: float) -> bool:
+    return abs(traced - reported) <= 0.05 * reported
+
+
+def test_trace_of_a_plain_comparison_holds_each_stage_as_the_report_does(tmp_path):
+    done = _command(tmp_path, """\
+        import jax.numpy as jnp
+
+        def layer(x):
+            return jnp.tanh(x @ x.T)
+
+        def model(x):
+            return layer(layer(x))
+
+        model(jnp.ones((16, 16)))
+        """, "-r", "2", "-q", "--xla", "--trace", "trace.json", "--save", "report.json")
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {tmp_path / 'trace.json'}" in done.stdout.splitlines()
+    report, traced = jitmagic.load(tmp_path / "report.json"), _read_trace(tmp_path / "trace.json")
+    for variant in ("flat", "nested"):
+        for phase in ("trace_s", "lower_s", "compile_s", "first_call_s"):
+            label = "XLA compile" if phase == "compile_s" else PHASE_LABELS[phase]
+            reported = report.variants[variant].median(phase)
+            assert _within(traced["model", variant, label], reported), (variant, phase)
+    profiled = report.xla_passes.of("flat")
+    passes = {name: s for (_, thread, name), s in traced.items() if thread.startswith("flat: ")}
+    assert _within(passes["HLO passes"], profiled.hlo_passes_s)
+    assert _within(passes["code generation"], profiled.codegen_s)
+    assert passes[profiled.passes[0].name] == pytest.approx(profiled.passes[0].seconds, abs=1e-9)
+
+
+def test_trace_and_html_of_releases_show_each_release_beside_the_others(measured, tmp_path):
+    found = Releases((ReleaseResult("0.9.0", measured),
+                      ReleaseResult("0.10.2", _slower_compile(measured, 3.0))), "/cache")
+    (tmp_path / "t.json").write_text(trace_json(found))
+    traced = _read_trace(tmp_path / "t.json")
+    for x in found.results:
+        for phase in ("trace_s", "lower_s", "compile_s", "first_call_s"):
+            label = "XLA compile" if phase == "compile_s" else PHASE_LABELS[phase]
+            assert _within(traced[f"jax {x.release}", "flat", label],
+                           x.measured.flat.median(phase))
+    page = html_document(found)
+    assert "<pre>XLA compile 3.00× " in page and "environments: /cache" in page
+    png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', page)[1])
+    assert png.startswith(b"\x89PNG")
+    [ax] = releases_figure(found).axes
+    heights = [bar.get_height() for bar in ax.patches]  # a group per stage, a bar a release
+    assert len(heights) == 2 * len(PHASES)
+    old, new = heights[:len(PHASES)], heights[len(PHASES):]
+    assert old[2] == pytest.approx(measured.flat.median("compile_s"))
+    assert new[2] == pytest.approx(3 * old[2]) and new[0] == old[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["0.9.0", "0.10.2"]
+
+
+@pytest.mark.slow
+def test_bisect_names_the_release_that_measuring_each_names_on_the_loop_heavy_program(
+        release_cache, tmp_path):
+    """Pinned by hand: measured one by one against 0.9.0 (-r 5, twice), LOOPS compiles
+    slower by the rule only under 0.10.2 (1.71×, 1.78×); 0.9.1 to 0.10.1 are about 1.2×
+    slower, inconclusive. Halving measures 5 of the 7 (installs 0.9.2, 0.10.0, 0.10.1)."""
+    (tmp_path / "cell.py").write_text(textwrap.dedent(LOOPS))
+    done = subprocess.run([sys.executable, "-m", "jitmagic", "cell.py", "--bisect",
+                           "0.9.0..current", "-r", "5", "-q", "--trace", "t.json"],
+                          capture_output=True, text=True, env=release_cache, cwd=tmp_path,
+                          timeout=1500)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^first slower in 0\.10\.2 \(yours\), of 0\.9\.0 to 0\.10\.2: XLA compile "
+                     r"[\d.]+× (slower|more CPU time) in 0\.10\.2 \(yours\) than in 0\.9\.0 \(",
+                     done.stdout, re.MULTILINE), done.stdout
+    assert "\nmeasured 5 of the 7 releases from 0.9.0 to 0.10.2, by halving: 0.9.0, 0.9.2, " \
+           "0.10.0, 0.10.1, 0.10.2 (yours)\n" in done.stdout
+    processes = {names[0] for names in _read_trace(tmp_path / "t.json")}
+    assert processes == {"jax 0.9.0", "jax 0.9.2", "jax 0.10.0", "jax 0.10.1", "jax 0.10.2 (yours)"}
+
+
+def test_trace_of_a_sweep_holds_a_process_per_value(tmp_path):
+    done = _command(tmp_path, """\
+        import jax.numpy as jnp
+
+        def g(x):
+            return x * 2
+
+        def f(x):
+            return sum(g(x) * i for i in range(n))
+
+        f(jnp.ones(4))
+        """, "--sweep", "n=1,2", "-r", "1", "-n", "1", "-q", "--trace", "s.json")
+    assert done.returncode == 0, done.stderr
+    tracks = {names[:2] for names in _read_trace(tmp_path / "s.json")}
+    assert tracks == {(f"n={n}", variant) for n in (1, 2) for variant in ("flat", "nested")}
+
+
+def test_the_magic_writes_the_trace_of_its_comparison(ip, tmp_path):
+    path = tmp_path / "cell trace.json"
+    ip.push({"model": _model, "jnp": jnp})
+    found = ip.run_cell_magic("jitcompare", f"-r 2 -q -o --no-plot --trace '{path}'",
+                              "model(jnp.ones((8, 8)))")
+    traced = _read_trace(path)
+    assert _within(traced["model", "flat", "XLA compile"], found.flat.median("compile_s"))

@@ -179,7 +179,7 @@ def _checked_outputs(args: argparse.Namespace) -> str | None:
     """Everything checked before measuring; the script's absolute path (None: the demo)."""
     if ignored := launcher.check_environment():
         print(f"jitmagic: {ignored}", file=sys.stderr)
-    given = {"--save": args.save, "--html": args.html}
+    given = {"--save": args.save, "--html": args.html, "--trace": args.trace}
     _check_target(args)
     script = None if args.file == "demo" else os.path.abspath(args.file)
     checked_reports(args, script)
@@ -189,10 +189,10 @@ def _checked_outputs(args: argparse.Namespace) -> str | None:
 
 def _measured_and_shown(argv: list[str], presses: Presses) -> int:
     args, script_args = _parsed(argv)
-    if args.file == "demo" and args.html is None and not args.jax:
+    if args.file == "demo" and args.html is None and not (args.jax or args.bisect):
         args.html = DEMO_HTML
     try:
-        if args.jax:  # the cell under each release, each in a child of its own
+        if args.jax or args.bisect:  # the cell under each release, each in a child
             return show_releases(args, argv, Entry(__name__, measure_in_child.__name__))
         script = _checked_outputs(args)
         if args.processes is not None and not launcher.is_child() \
@@ -340,7 +340,7 @@ def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
     """A child's entry (``--jax``): measure as ``python -m jitmagic *argv`` does, returning the
     report's dict."""
     args, script_args = _parsed(list(inputs["argv"]))
-    args.save = args.html = args.jax = None
+    args.save = args.html = args.jax = args.bisect = args.trace = None
     args.quiet = True
     if args.sweep:
         raise InputError("a child measures one comparison: leave --sweep out")
@@ -361,6 +361,6 @@ def _options_said(options: Options, args: argparse.Namespace) -> str:
 
 
 #: The parts of :func:`present` that write a report (a Ctrl-C there: exit status 130).
-REPORTS = ("--save", "--html")
+REPORTS = ("--save", "--html", "--trace")
 
 

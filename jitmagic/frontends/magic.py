@@ -32,6 +32,7 @@ from ..measure.sampling.stops import ABANDON_S
 from ..measure.sampling.stops import NO_RESULT
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
+from ..model.reports.releases import Bisection
 from ..model.reports.releases import Releases
 from ..model.sweep import Sweep
 from ..options import Options
@@ -56,6 +57,7 @@ from .saving import write_outputs
 from .saving import wrote
 from .script.releases import LINE_FORM
 from .script.releases import of_cell
+from .script.releases import write_reports
 from .showing import ABANDONED_SHOWING
 from .showing import Showing
 from .stderr_progress import drawing
@@ -100,7 +102,7 @@ class JitCompareMagics(Magics):
     @options_of(COMPARE)
     @line_cell_magic
     def jitcompare(self, line: str = "", cell: str | None = None
-                   ) -> Comparison | Sweep | Releases | None:
+                   ) -> Comparison | Sweep | Releases | Bisection | None:
         """Time trace, lower, XLA compile, first call and steady-state execution of a
         function with and without nested jax.jit on the helpers it calls.
 
@@ -109,7 +111,7 @@ class JitCompareMagics(Magics):
         """
         start = clocks.wall()
         assert self.shell is not None  # register() gives the magics their shell
-        if "--jax" in line.replace("=", " ").split():  # each release in a child of its own
+        if {"--jax", "--bisect"} & set(line.replace("=", " ").split()):  # a child a release
             return self._releases(line, cell)
         # Ctrl-C held from the measurement's end until the result is shown
         held = CtrlCHeld()
@@ -154,8 +156,9 @@ class JitCompareMagics(Magics):
             raise CellInterrupted(str(exc) or NO_RESULT) from None
         return with_cell_names(result, self.shell), args, progress
 
-    def _releases(self, line: str, cell: str | None) -> Releases | None:
-        """``--jax``: the cell under each release, the report printed; the line form is refused."""
+    def _releases(self, line: str, cell: str | None) -> Releases | Bisection | None:
+        """``--jax``/``--bisect``: the cell under each release, the report printed; the line
+        form is refused."""
         if cell is None:
             raise UsageError(LINE_FORM)
         args = self._parse_options(line)
@@ -165,13 +168,17 @@ class JitCompareMagics(Magics):
         except InputError as exc:
             raise UsageError(str(exc)) from None
         print(releases_text(found, verbose=args.verbose))
+        try:
+            write_reports(found, args)
+        except CannotWriteError as exc:
+            raise UsageError(str(exc)) from None
         return found if args.output else None
 
     def _parse_options(self, line: str) -> argparse.Namespace:
         """The options of ``line``; a path keeps no quotes (IPython leaves them on)."""
         try:
             args = parse_argstring(self.jitcompare, line)
-            args.save, args.html = unquoted(args.save), unquoted(args.html)
+            args.save, args.html, args.trace = map(unquoted, (args.save, args.html, args.trace))
             args.baseline = unquoted(args.baseline)
             return args
         except ValueError as exc:  # e.g. an unclosed quote

@@ -33,9 +33,11 @@ def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
 
 
 def checked_reports(args: Any, script: str | None = None) -> None:
-    """``--save`` and ``--html`` checked writable, and no two reports one file."""
+    """``--save``, ``--html`` and ``--trace`` checked writable, and no two reports one file."""
     args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
-    distinct({"the script": script, "--save": args.save, "--html": args.html})
+    args.trace = checked_path(args.trace, "--trace")
+    distinct({"the script": script, "--save": args.save, "--html": args.html,
+              "--trace": args.trace})
     distinct({"--baseline": args.baseline, "--html": args.html})
 
 
@@ -69,7 +71,7 @@ def _reason(exc: OSError | ValueError) -> str:
 
 
 #: The file each option writes, by its ending: ``--html page.json`` wrote JSON.
-ENDINGS = {"--save": ".json", "--html": ".html"}
+ENDINGS = {"--save": ".json", "--html": ".html", "--trace": ".json"}
 
 
 def check_endings(paths: dict[str, str | None], named: str = "report") -> None:

@@ -22,6 +22,7 @@ from ..model.sweep import Sweep
 from ..render.bundle import html_document
 from ..render.bundle import stopped_note
 from ..render.ledger import html_document as ledger_document
+from ..render.releases.trace import trace_json
 from .output import write_report
 from .showing import Showing
 
@@ -82,17 +83,17 @@ def wrote(option: str, path: str) -> str:
 def write_outputs(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
                   showing: Showing | None = None, begun: list[str] | None = None,
                   said: Callable[[str, str], str] = wrote) -> tuple[list[str], list[str]]:
-    """Write the ``--save`` and ``--html`` reports, printing nothing: (a line per report written,
-    why each other was not)."""
+    """Write the ``--save``, ``--html`` and ``--trace`` reports, printing nothing: (a line per
+    report written, why each other was not)."""
     showing = showing or Showing()
     begun = [] if begun is None else begun
     written, failures = [], []
-    for option, path in (("--save", args.save), ("--html", args.html)):
+    for option, path in (("--save", args.save), ("--html", args.html),
+                         ("--trace", getattr(args, "trace", None))):
         if not path:
             continue
         begun.append(option)
-        write = functools.partial(storage.save, result) if option == "--save" else \
-            functools.partial(files.write_text, text=html_page(result, showing))
+        write = _writer(option, result, showing)
         try:
             done = showing.part(option, functools.partial(write_report, write, path, option))
         except CannotWriteError as exc:
@@ -108,3 +109,14 @@ def write_outputs(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
 def not_written(option: str, path: str) -> str:
     return (f"{option} {path}: not written: interrupted by Ctrl-C (a file there before is "
             "as it was)")
+
+
+def _writer(option: str, result: Comparison | Sweep | Ledger,
+            showing: Showing) -> Callable[[str], object]:
+    """What writes ``option``'s report (the HTML page made first; ``--trace`` never a ledger)."""
+    if option == "--save":
+        return functools.partial(storage.save, result)
+    if option == "--html":
+        return functools.partial(files.write_text, text=html_page(result, showing))
+    assert not isinstance(result, Ledger)
+    return lambda p: files.write_text(p, trace_json(result))

@@ -1,4 +1,1 @@
-"""Measuring with JAX: stages, variants, the interleaved runner and the features built on it.
-
-No IPython, matplotlib or ipywidgets here.
-"""
+"""Measuring with JAX (no IPython, matplotlib or ipywidgets here)."""

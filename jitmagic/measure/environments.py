@@ -1,21 +1,13 @@
-"""An isolated Python environment per JAX release, made once and kept in the user's
-cache folder (``$XDG_CACHE_HOME/jitmagic/jax-0.9.0``, else ``~/.cache/jitmagic/...``).
-
-Why: ``--jax 0.9.0,0.10.2`` measures one cell under several releases, and a release
-lives in a Python of its own. Each environment holds only what a measuring child needs
-(:data:`PACKAGES`: jax and its paired jaxlib of the same version, numpy with them,
-psutil); jitmagic itself is not installed there: the runner of children
-(:mod:`jitmagic.measure.children`) puts the user's own source on the child's
-``PYTHONPATH``, so the child's jitmagic is the user's and its JAX the environment's.
-Made with ``uv`` where it is on the PATH, else ``python -m venv`` and pip. An
-environment is ready once its :data:`READY` file is written, after the install: a
-folder without it (an install cut short) is made again. :data:`CURRENT` is the user's
-own Python, never changed.
+"""A Python environment per JAX release, for ``--jax 0.9.0,0.10.2``: made once (``uv``,
+else venv and pip) in the user's cache folder, holding jax, jaxlib and :data:`PACKAGES`
+(the child's jitmagic is the user's source, on its ``PYTHONPATH``). A folder without its
+:data:`READY` file (an install cut short) is made again.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,18 +28,11 @@ INSTALL_S = 900.0
 
 @dataclass(frozen=True)
 class Environment:
-    """A release's Python: ``release`` as asked, ``python`` its interpreter (None: this
-    process's own), ``folder`` where it lives (None: the user's own)."""
+    """A release's Python: its interpreter and folder (None: this process's own)."""
 
     release: str
     python: str | None = None
     folder: str | None = None
-
-
-def cache_root() -> Path:
-    """Where the environments live: ``$XDG_CACHE_HOME/jitmagic``, else ``~/.cache/jitmagic``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "jitmagic"
 
 
 def installed_version() -> str | None:
@@ -61,6 +46,12 @@ def installed_version() -> str | None:
         return None
 
 
+def cache_root() -> Path:
+    """Where the environments live: ``$XDG_CACHE_HOME/jitmagic``, else ``~/.cache/jitmagic``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "jitmagic"
+
+
 def folder_of(release: str) -> Path:
     """Where ``release``'s environment lives (made or not)."""
     return cache_root() / f"jax-{release}"
@@ -72,8 +63,7 @@ def ready(release: str) -> bool:
 
 
 def environment(release: str) -> Environment | NotInstalled:
-    """The environment of ``release``: the user's own for :data:`CURRENT` or the
-    installed version's number, else the cached one, made first where it is not ready."""
+    """The environment of ``release``: the user's own, else the cached one (made first)."""
     if release in (CURRENT, installed_version()):
         return Environment(release)
     folder = folder_of(release)
@@ -99,17 +89,12 @@ def _make(folder: Path, release: str) -> str | None:
              [[sys.executable, "-m", "venv", str(folder)],
               [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                *wanted]])
-    for step in steps:
-        reason = _ran(step)
-        if reason is not None:
-            return reason
-    return None
+    return next((reason for step in steps if (reason := _ran(step)) is not None), None)
 
 
 def _ran(argv: list[str]) -> str | None:
     """Run one install step; None, or its reason: the installer's last error line (pip's
-    ``ERROR: No matching distribution found for jax==0.6.9``, uv's ``cause: Because there
-    is no version of jax==0.6.9 ...``), else its last line of output."""
+    ``ERROR: ...``, uv's ``cause: ...``), else its last line of output."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_S,
                               stdin=subprocess.DEVNULL)
@@ -122,3 +107,31 @@ def _ran(argv: list[str]) -> str | None:
     lines = [ln.strip() for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.lower().startswith(("error", "cause", "×", "╰"))]
     return (errors or lines or [f"exit status {done.returncode}"])[-1]
+
+
+def served(low: str, high: str) -> list[str] | str:
+    """The releases from ``low`` to ``high`` (``current``: the installed one) for which
+    the package index serves both jax and jaxlib, oldest first, as ``pip index versions``
+    lists them (pre-releases aside); or why they could not be listed."""
+    high = installed_version() or high if high == CURRENT else high
+    listed = []
+    for package in ("jax", "jaxlib"):
+        argv = [sys.executable, "-m", "pip", "index", "versions", package]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_S,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"`{' '.join(argv[2:])}` could not run ({exc})"
+        found = re.search(r"^Available versions: (.*)$", done.stdout, re.MULTILINE)
+        if found is None:
+            return (done.stderr.strip().splitlines() or [f"`{' '.join(argv[2:])}` listed none"]
+                    )[-1]
+        listed.append(set(found[1].split(", ")))
+    key = _numbers(low), _numbers(high)
+    return sorted((v for v in listed[0] & listed[1] if key[0] <= _numbers(v) <= key[1]),
+                  key=_numbers)
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    """``0.9.0.1`` → (0, 9, 0, 1); a pre-release (``0.9.0rc1``) sorts after every release."""
+    return tuple(int(x) if x.isdigit() else 1 << 30 for x in version.split("."))

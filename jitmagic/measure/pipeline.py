@@ -1,11 +1,6 @@
 """Flat against nested, measured side by side: the pipeline behind the magic and ``compare``.
-
-Variants are interleaved (flat, nested, nested, flat, ...) so that drift on a
-shared machine hits both; each keeps every raw sample.
-
-One measurement runs at a time per process (:func:`~.discovery.bindings.one_measurement`):
-its variants swap the process's own helpers, so a second thread's ``compare`` (or
-magic, or sweep) waits for the first to finish, and its result says how long it waited.
+Variants are interleaved (flat, nested, nested, flat, ...) so that drift hits both; one
+measurement runs at a time per process (its variants swap the process's own helpers).
 """
 
 from __future__ import annotations
@@ -25,23 +20,14 @@ from .._compat import missing
 from ..errors import InputError
 from ..errors import UserCodeError
 from ..model.comparison import Comparison
-from ..model.notes import Note
-from ..model.notes import Noted
 from ..model.notes import Warned
 from ..model.progress import Draw
 from ..model.rows import FROM_STAGED
 from ..model.rows import VARIANTS
-from ..model.rows import VariantResult
+from ..model.stats import witness
 from ..model.stats.cold import COMPILE
 from ..model.stats.cold import cold_only
 from ..model.stats.rule import difference
-from ..model.stats.witness import CPU
-from ..model.stats.witness import FIRST_CALL
-from ..model.stats.witness import WAIT
-from ..model.stats.witness import WALL
-from ..model.stats.witness import clock_for
-from ..model.stats.witness import cpu_key
-from ..model.stats.witness import on
 from ..options import Options
 from ..options.keywords import misspelt_option
 from ..options.keywords import split_options
@@ -53,15 +39,9 @@ from .parts import batches
 from .parts.run import PartRun
 from .parts.run import later_labels
 from .sampling import clocks
+from .sampling import lockstep
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
-from .sampling.lockstep import SINGLE
-from .sampling.lockstep import Lockstep
-from .sampling.lockstep import agree_variants
-from .sampling.lockstep import lockstep_of
-from .sampling.lockstep import merged
-from .sampling.lockstep import shared_by_processes
-from .sampling.lockstep import slowest_rows
 from .sampling.monitor import CACHE_HIT_EVENT
 from .sampling.monitor import Monitor
 from .sampling.reporting import Reporter
@@ -79,8 +59,7 @@ from .variants.build import build_variant
 from .variants.entry import binding_swaps
 from .variants.entry import plan_entry
 from .variants.entry import user_globals
-from .variants.nest_names import check_nest
-from .variants.plan import Plan
+from .variants.plan import check_nest
 from .variants.preflight import checked_nested
 from .variants.rows import Prepared
 from .variants.rows import Staged
@@ -93,26 +72,17 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             progress: Draw | None = None, **kwargs: Any) -> Comparison:
     """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers.
 
-    ``fn`` is any callable (a function, a jitted function, ``jax.grad(loss)``, a
-    partial, a bound method, a callable module). Its helpers are the functions of
-    yours that one plain trace of it really calls (methods, local modules,
-    bodies of ``lax`` loops and transformations included). The option keywords
-    are :class:`~jitmagic.options.Options`' fields, the command line's options by
-    their Python names: ``repeat`` cold runs per variant (medians are reported),
-    ``number`` fixes the steady-state loop count (default: auto-ranged), ``nest``
-    limits the helpers that get an added
-    jit (``["layer"]`` or ``"layer"``), ``timeout`` (seconds) stops after the
-    stage that runs past it. ``vmap`` (implied by ``batch`` or ``in_axes``) also
-    measures ``jit(vmap(f))`` against ``vmap(jit(f))`` (into ``orderings``); ``attribute`` and
-    ``advise`` add per-helper trace times and measured advice; ``cache`` a second start with
-    a warm persistent compilation cache (into ``second_start``). ``options`` is a
-    ready :class:`~jitmagic.options.Options` the keywords then override.
-    ``progress``, where given, gets each :class:`~jitmagic.model.progress.Progress`
-    (``jitmagic.compare`` draws it on stderr).
-    Every other keyword goes to ``fn``: an entry keyword argument named like an
-    option (or ``options``, ``progress``) cannot be passed here: wrap the entry. For a
-    sweep, call :func:`jitmagic.sweep`.
-    """
+    ``fn`` is any callable (a function, a jitted function, ``jax.grad(loss)``, a partial, a
+    bound method, a callable module); its helpers are the functions of yours one plain trace
+    of it really calls. The option keywords are :class:`~jitmagic.options.Options`' fields
+    (the command line's options by their Python names): ``repeat`` cold runs per variant,
+    ``number`` the steady-state loop count, ``nest`` the helpers that get an added jit
+    (``["layer"]`` or ``"layer"``), ``timeout`` (seconds), ``vmap`` (implied by ``batch`` or
+    ``in_axes``: also ``jit(vmap(f))`` against ``vmap(jit(f))``), ``attribute``, ``advise``,
+    ``cache`` (a second start with a warm persistent cache), ...; ``options`` a ready
+    :class:`~jitmagic.options.Options` the keywords override. ``progress`` gets each
+    :class:`~jitmagic.model.progress.Progress`. Every other keyword goes to ``fn`` (one
+    named like an option cannot: wrap the entry). For a sweep, :func:`jitmagic.sweep`."""
     options, kwargs = split_options(kwargs, options)
     if options.sweep is not None:
         raise InputError("compare measures one call: for a sweep write "
@@ -132,17 +102,15 @@ def compare(fn: Callable, /, *args: Any, options: Options | None = None,
 
 def checkpoint(entry: str, options: Options, start: float,
                progress: Draw | None = None) -> Checkpoint:
-    """The one checkpoint of a measurement: its ``--timeout`` deadline, its progress
-    (with ``--quiet``, only what ``progress`` keeps even then: its ``when_quiet``)."""
+    """The one checkpoint of a measurement: its ``--timeout`` deadline, its progress."""
     draw = getattr(progress, "when_quiet", None) if options.quiet else progress
-    return Checkpoint(deadline=_deadline(start, options.timeout),
-                      report=Reporter(entry, start, draw))
+    deadline = start + options.timeout if options.timeout else math.inf
+    return Checkpoint(deadline=deadline, report=Reporter(entry, start, draw))
 
 
 @contextlib.contextmanager
 def option_hints() -> Iterator[None]:
-    """Add ``did you mean `repeat=`?`` to the user's ``TypeError`` for a keyword that
-    looks like a misspelt option (it went to their function)."""
+    """Add ``did you mean `repeat=`?`` to a ``TypeError`` for a misspelt option."""
     try:
         yield
     except UserCodeError as exc:
@@ -156,73 +124,58 @@ def variants_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
                 name: str | None = None, nest: Iterable[str] | None = None,
                 bindings: dict[str, Any] | None = None,
                 in_axes: Any = None) -> dict[str, Prepared]:
-    """The flat and nested variants of ``fn(*args, **kwargs)``, ready to measure: the
-    entry planned (:func:`plan_entry`, one discovery trace), then both variants built.
-
-    ``bindings`` (a sweep's value) are set as globals of ``fn``'s module while each
-    variant runs, and put back after. With ``in_axes`` the call's arguments are a batch:
-    the variants run on one example of it (index 0 along each mapped axis, so code
-    written for one example works), the batch is kept for the orderings."""
-    swaps = binding_swaps(globals_of(fn), bindings) if bindings else None
+    """The flat and nested variants of ``fn(*args, **kwargs)``, ready to measure.
+    ``bindings`` (a sweep's value) are set as globals of ``fn``'s module while each variant
+    runs. With ``in_axes`` the variants run on one example of the batch (index 0 along each
+    mapped axis), the batch kept for the orderings."""
+    swaps = None
+    if bindings:
+        namespace = user_globals(fn)
+        if namespace is None:
+            raise InputError(f"sweep: cannot tell which module's globals `{fn!r}` reads: "
+                             f"sweep a function defined in a module or cell.")
+        swaps = binding_swaps(namespace, bindings)
     example = args if in_axes is None else batches.one_example(args, in_axes)
     with one_measurement():  # the discovery traces swap too (and read what places hold)
         plan = plan_entry(fn, example, kwargs, name, nest, swaps)
         if plan.args is not example:  # took its arguments apart (eqx, NNX): as they are
             plan, example = plan_entry(fn, args, kwargs, name, nest, swaps), args
-        return _variants_of_plan(plan, nest, batch=None if example is args else args)
-
-
-def _variants_of_plan(plan: Plan, nest: Iterable[str] | None = None,
-                      batch: tuple | None = None) -> dict[str, Prepared]:
-    """The flat and nested variants of a planned entry, ready to measure (``batch``: the
-    call's own arguments where ``plan.args`` is one example of them)."""
-    nest = check_nest(nest, plan)
-    return {v: Prepared(build_variant(v, plan, nest), plan.args, plan.kwargs, batch=batch)
-            for v in VARIANTS}
-
-
-def globals_of(fn: Callable) -> dict[str, Any]:
-    """The namespace a sweep's global is set in: that of the user's function behind ``fn``."""
-    found = user_globals(fn)
-    if found is None:
-        raise InputError(f"sweep: cannot tell which module's globals `{fn!r}` reads: sweep a "
-                         f"function defined in a module or cell.")
-    return found
+        nest = check_nest(nest, plan)
+        batch = None if example is args else args
+        return {v: Prepared(build_variant(v, plan, nest), plan.args, plan.kwargs, batch=batch)
+                for v in VARIANTS}
 
 
 def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                      start: float | None = None, check: Checkpoint | None = None) -> Comparison:
-    """``run_comparison``, then the parts the options ask for, in the table of parts'
-    order (:data:`jitmagic.model.parts.PARTS`, run by :func:`.parts.add_parts`): with
-    ``vmap`` the orderings of the flat entry on a batch (the batch checked here, before
-    anything is timed), the per-helper attribution and advice, the big captured
-    constants passed as arguments (where a variant captured them), the second start
-    (``cache``), XLA's passes (``xla``), the per-line tables (``lines``). All of it runs
-    under one ``check`` (one Ctrl-C, one ``timeout``): once anything stops, nothing
-    after it starts and the result says where it stopped. ``options.sweep`` is the
-    caller's to run (:mod:`jitmagic.measure.sweep`): one call is measured. Where it had
-    to wait for another thread's measurement, a warning says so."""
+    """:func:`run_comparison`, then the parts the options ask for
+    (:func:`.parts.add_parts`), all under one ``check`` (one Ctrl-C, one ``timeout``); with
+    ``options.target``, compiled for that TPU (:mod:`.target`). Warned: the parts this JAX
+    lacks the names for, and a wait for another thread's measurement."""
     with one_measurement():
-        result = _measure_prepared(prepared, options, start=start, check=check)
+        options, warned = this_jax(options)
+        if options.target is not None:
+            from .target import measure_for_target
+
+            result = measure_for_target(prepared, options, start=start or clocks.wall(),
+                                        check=check or checkpoint("", options, clocks.wall()))
+        else:
+            result = _measured(prepared, options, start=start, check=check)
         waited = seconds_waited()
-    if not waited:
-        return result
-    return dataclasses.replace(result, warned=(*result.warned, Warned("waited", waited)))
+    warned += (Warned("waited", waited),) if waited else ()
+    return dataclasses.replace(result, warned=(*result.warned, *warned)) if warned else result
 
 
 def this_jax(options: Options) -> tuple[Options, tuple[Warned, ...]]:
-    """``options`` less the parts whose private JAX names this JAX lacks, and a warning
-    for each part refused; an :class:`InputError` saying what to do where a name every
-    measurement needs is gone (a JAX newer than jitmagic knows moved it)."""
+    """``options`` less the parts whose private JAX names this JAX lacks, with a warning
+    for each; :class:`InputError` where a name every measurement needs is gone."""
     gone = missing()
     core = [n.name for n in gone if n.option is None]
     if core:
         raise InputError(JAX_MOVED.format(names=", ".join(core), version=jax.__version__))
     refused = {n.option: n.name for n in gone if n.option and getattr(options, n.option)}
-    if not refused:
-        return options, ()
     off: dict[str, Any] = dict.fromkeys(refused, False)
-    return dataclasses.replace(options, why=False, **off), tuple(
+    return dataclasses.replace(options, why=False, **off) if refused else options, tuple(
         Warned("part_moved", option.replace("_", "-"), name, jax.__version__)
         for option, name in refused.items())
 
@@ -233,27 +186,11 @@ JAX_MOVED = ("jitmagic needs JAX's private {names}, which JAX {version} does not
              "a JAX jitmagic was tested with (jax==0.10.2)")
 
 
-def _measure_prepared(prepared: dict[str, Prepared], options: Options, *,
-                      start: float | None = None, check: Checkpoint | None = None,
-                      ) -> Comparison:
-    options, refused = this_jax(options)
-    if options.target is not None:  # compiled for a TPU this machine lacks, never run
-        from .target import measure_for_target
-
-        result = measure_for_target(prepared, options, start=start or clocks.wall(),
-                                    check=check or checkpoint("", options, clocks.wall()))
-    else:
-        result = _measured(prepared, options, start=start, check=check)
-    if not refused:
-        return result
-    return dataclasses.replace(result, warned=(*result.warned, *refused))
-
-
 def _measured(prepared: dict[str, Prepared], options: Options, *,
               start: float | None = None, check: Checkpoint | None = None) -> Comparison:
     entry = prepared["flat"].variant.plan.name  # as the user wrote it
     start = clocks.wall() if start is None else start
-    check = shared_by_processes(check or checkpoint(entry, options, start), options)
+    check = lockstep.shared_by_processes(check or checkpoint(entry, options, start), options)
     check.report.entry = check.report.entry or entry
     check.report.parts = later_labels(options)
     flat = prepared["flat"]
@@ -264,7 +201,7 @@ def _measured(prepared: dict[str, Prepared], options: Options, *,
                                         batch=options.batch, in_axes=options.in_axes)
     with check.catching_interrupts(), check.mode(python=False):
         prepared = {**prepared, "nested": _checked(prepared["nested"], check)}
-        agree_variants(prepared["nested"].variant.planned, lockstep_of(check))
+        lockstep.agree_variants(prepared["nested"].variant.planned, lockstep.lockstep_of(check))
         built: dict[str, Staged] = {}
         result = run_comparison(entry, prepared, options, start=start, check=check,
                                 built=built)
@@ -278,12 +215,11 @@ def _measured(prepared: dict[str, Prepared], options: Options, *,
 
 def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
     """``nested`` with the helpers that cannot run under a jit of their own inline
-    (:mod:`~jitmagic.measure.variants.preflight`); unchecked once a stop is due (the first stage
-    then stops), or when Ctrl-C lands inside the check."""
+    (:mod:`~.variants.preflight`); unchecked once a stop is due or Ctrl-C lands inside."""
     if check.due():
         return nested
     if nested.variant.planned:  # untimed traces; a leak's search can take seconds
-        check.report.tell(CHECKING)
+        check.report.tell("checking the nested variant leaks nothing")
     try:
         with check.mode(python=True):
             variant = checked_nested(nested.variant, nested.variant.plan)
@@ -292,129 +228,83 @@ def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
     return dataclasses.replace(nested, variant=variant)
 
 
-#: The progress while the nested variant is traced under JAX's leak checker.
-CHECKING = "checking the nested variant leaks nothing"
-
-
 class FirstCalls:
-    """What ``-r auto`` asks of a comparison's first calls so far: whether they settle
-    flat against nested (by the one rule, on the clock the report will decide on: CPU
-    time on a busy machine), and whether that clock was CPU time (the machine was busy,
-    so more rounds may be taken). Under several processes the rule is asked of the
-    slowest process's runs, run by run (the figures the report shows), the same on every
-    process."""
+    """What ``-r auto`` asks of the first calls so far: whether they settle flat against
+    nested (by the one rule, on CPU time where the machine was busy: :meth:`busy`), read of
+    the slowest process's runs under several processes."""
 
-    def __init__(self, runs: Sampler, step: Lockstep = SINGLE):
+    def __init__(self, runs: Sampler, step: lockstep.Lockstep = lockstep.SINGLE):
         self.runs, self.step = runs, step
-        self.clock = WALL
+        self.clock = witness.WALL
 
     def decided(self) -> bool:
-        """Whether the samples settle it; with one row, or a failing one, there is
-        nothing more to learn."""
+        """Whether the samples settle it (one row, or a failing one: yes)."""
         runs = self.runs
         # gathered before deciding anything: every process takes part in the exchange
-        rows = slowest_rows(self.step, "the first calls so far",
-                            {name: {k: runs.samples[name].get(k, []) for k in DECIDING_KEYS}
-                             for name in runs.subjects})
+        rows = lockstep.slowest_rows(
+            self.step, "the first calls so far",
+            {name: {k: runs.samples[name].get(k, []) for k in DECIDING_KEYS}
+             for name in runs.subjects})
         if len(runs.subjects) < 2 or runs.errors:
             return True
-        self.clock = clock_for([rows[name] for name in VARIANTS])
+        self.clock = witness.clock_for([rows[name] for name in VARIANTS])
         platform = backends.running().platform
-        return difference(*(on(cold_only(rows[name], platform), FIRST_CALL, self.clock)
-                            for name in VARIANTS)).decided
+        return difference(*(witness.on(cold_only(rows[name], platform), witness.FIRST_CALL,
+                                       self.clock) for name in VARIANTS)).decided
 
     def busy(self) -> bool:
         """Whether the rule last read CPU time: the machine was busy."""
-        return self.clock == CPU
+        return self.clock == witness.CPU
 
 
-#: What -r auto's rule reads of each row: the first calls on both clocks, the wait, and
-#: the compiles on both clocks (a run whose compile was not cold is left out, so that on
-#: a compiler that keeps work -r auto takes another run in its place).
-DECIDING_KEYS = (FIRST_CALL, cpu_key(FIRST_CALL), WAIT, COMPILE, cpu_key(COMPILE))
-
-
-def _deadline(start: float, timeout: float | None) -> float:
-    """The ``clocks.wall()`` value past which measuring stops."""
-    return start + timeout if timeout else math.inf
+#: What -r auto's rule reads of each row: the first calls and compiles on both clocks and
+#: the wait (a run whose compile was not cold is left out: on a compiler that keeps work
+#: -r auto takes another run in its place).
+DECIDING_KEYS = (witness.FIRST_CALL, witness.cpu_key(witness.FIRST_CALL), witness.WAIT,
+                 COMPILE, witness.cpu_key(COMPILE))
 
 
 def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options | None = None,
                    *, start: float | None = None, check: Checkpoint | None = None,
                    built: dict[str, Staged] | None = None) -> Comparison:
-    """Measure prepared variants, interleaved; raise ``UserCodeError`` if all fail.
+    """Measure prepared variants, interleaved; ``UserCodeError`` if all fail.
 
-    Ctrl-C or ``timeout`` (seconds from ``start``) end the measurement at the
-    next stage boundary; the result then holds what was measured and says why.
-    Of ``options`` this uses ``repeat``, ``budget``, ``number`` and ``timeout`` (the
-    deadline of a new checkpoint; ``check`` is the measurement's own, where it has one).
-    ``built``, where given, gets each variant's traced and lowered program (read untimed
-    after its first cold run), for ``--lines`` to reuse.
-    """
+    Ctrl-C or ``timeout`` end it at the next stage boundary, the result saying why. Of
+    ``options``: ``repeat``, ``budget``, ``number``, ``timeout``. ``built`` gets each
+    variant's traced and lowered program, for ``--lines``. A nested variant that planned no
+    helper is the flat program: measured once."""
     options = options or Options()
-    _refuse_disabled_jit()
-    start = clocks.wall() if start is None else start
-    check = check or checkpoint(entry, options, start)
-    same, runs = _to_sample(prepared)
-    rounds, cache_said = _sampled(runs, options, check)
-    if built is not None:
-        built.update({n: Staged(r.traced, r.lowered) for n, r in runs.programs().items()})
-    warnings: list[Noted] = [*runs.warnings(entry), *cache_said]
-    match, diff = (None, None) if same else runs.outputs_match()  # same: one program ran
-    variants, staged = _variant_rows(prepared, runs, lockstep_of(check), same)
-    return Comparison(
-        entry=entry,
-        variants=variants,
-        outputs_match=match,
-        max_abs_diff=diff,
-        **runs.outputs.details(),
-        wall_s=clocks.wall() - start,
-        **_placement(prepared, runs, lockstep_of(check)),
-        warned=(*warnings, *staged),
-        stopped=runs.stopped,
-        repeats_ended=rounds.ended,
-        budget_s=rounds.budget_s,
-        same_compiled=None if same else same_compiled(runs.shape),
-    )
-
-
-def _to_sample(prepared: dict[str, Prepared]) -> tuple[bool, Sampler]:
-    """Whether there is nothing to nest (the nested variant planned no helper, so its
-    program is the flat one), and the sampler of the variants to run: without the
-    nested one then, as measuring the one program twice would tell nothing."""
-    same = "nested" in prepared and not prepared["nested"].variant.planned
-    runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
-    return same, runs
-
-
-def _refuse_disabled_jit() -> None:
-    """Raise :class:`InputError` under ``jax.disable_jit()``: nothing would be compiled,
-    so there would be no compile to time."""
-    # a property JAX adds to its Config at run time, unseen by mypy (jax.config.read
-    # refuses it: it has a context manager)
+    # a property JAX adds to its Config at run time, unseen by mypy
     if jax.config.jax_disable_jit:  # type: ignore[attr-defined]
         raise InputError("jax.disable_jit() is active, so nothing would be compiled: run "
                          "%jitcompare outside the `with jax.disable_jit():` block.")
-
-
-def _variant_rows(prepared: dict[str, Prepared], runs: Sampler, step: Lockstep,
-                  same: bool) -> tuple[dict[str, VariantResult], list[Warned]]:
-    """Each variant's row (every process's samples merged in, the same on every process)
-    and the note said of each whose stages were timed in a separate staged run. With
-    nothing to nest (``same``) the nested row is the flat program's, measured once."""
-    variants = merged(variant_results(runs), step)
+    start = clocks.wall() if start is None else start
+    check = check or checkpoint(entry, options, start)
+    same = "nested" in prepared and not prepared["nested"].variant.planned
+    runs = variant_sampler({k: p for k, p in prepared.items() if not (same and k == "nested")})
+    rounds, cache_said = _sampled(runs, options, check)
+    if built is not None:
+        built.update({n: Staged(r.traced, r.lowered) for n, r in runs.programs().items()})
+    match, diff = (None, None) if same else runs.outputs_match()  # same: one program ran
+    step = lockstep.lockstep_of(check)
+    variants = lockstep.merged(variant_results(runs), step)  # every process's samples
     staged = [Warned("staged_run", name) for name, v in variants.items()
               if v.stages_from == FROM_STAGED]
     if same:
         variants["nested"] = nothing_to_nest(prepared["nested"].variant)
-    return variants, staged
+    return Comparison(
+        entry=entry, variants=variants, outputs_match=match, max_abs_diff=diff,
+        **runs.outputs.details(), wall_s=clocks.wall() - start,
+        **_placement(prepared, runs, step),
+        warned=(*runs.warnings(entry), *cache_said, *staged), stopped=runs.stopped,
+        repeats_ended=rounds.ended, budget_s=rounds.budget_s,
+        same_compiled=None if same else same_compiled(runs.shape))
 
 
 def _placement(prepared: dict[str, Prepared], runs: Sampler,
-               step: Lockstep) -> dict[str, Any]:
+               step: lockstep.Lockstep) -> dict[str, Any]:
     """The comparison's ``env`` (the call's mesh, every process's machine, the coarsest
-    of their CPU clocks' steps) and ``sharding`` (how the compiled programs place the
-    call's arguments), read once ``wall_s`` is taken: no part of the measurement's time."""
+    CPU clock step) and ``sharding``, read once ``wall_s`` is taken."""
     call = next(iter(prepared.values()))
     env = environment({**mesh_env(call.args, call.kwargs), **step.env()})
     ticks = step.gather("the CPU clock's step", env["cpu_tick_s"])  # the coarsest judges
@@ -422,21 +312,15 @@ def _placement(prepared: dict[str, Prepared], runs: Sampler,
     return {"env": env, "sharding": sharding_report(call.args, call.kwargs, runs.compiled())}
 
 
-def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds, list[Note]]:
-    """``runs`` measured in the rounds ``options`` ask for (with ``-r auto``, until the
-    first calls settle flat against nested), with the persistent cache off, JAX's events
-    listened to and the heap frozen: (the rounds, what to say of the user's cache)."""
-    first_calls = FirstCalls(runs, lockstep_of(check))
-    rounds = rounds_for(options, first_calls.decided, lockstep=lockstep_of(check),
+def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds, list[Warned]]:
+    """``runs`` measured in the rounds ``options`` ask for, with the persistent cache off,
+    JAX's events listened to and the heap frozen: (the rounds, what to say of the cache)."""
+    first_calls = FirstCalls(runs, lockstep.lockstep_of(check))
+    rounds = rounds_for(options, first_calls.decided, lockstep=lockstep.lockstep_of(check),
                         busy=first_calls.busy)
     monitor = Monitor()
     with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
           check.catching_interrupts()):
         runs.measure(rounds, options.number, monitor, check)
-    return rounds, _cache_warnings(switched, monitor)
-
-
-def _cache_warnings(switched: bool, monitor: Monitor) -> list[Note]:
-    """What the report says of the user's persistent cache around the measurement."""
-    return [*([Warned("cache_switched_off")] if switched else []),
-            *([Warned("cache_served")] if CACHE_HIT_EVENT in monitor.events else [])]
+    return rounds, [*([Warned("cache_switched_off")] if switched else []),
+                    *([Warned("cache_served")] if CACHE_HIT_EVENT in monitor.events else [])]

@@ -1,16 +1,7 @@
-"""Folders of jitmagic's own in the temp folder (the second start's cache, the profiled
-compile's trace), removed on every way out: a return, an error, Ctrl-C (however many
-presses: the removal runs with interrupts held), a ``--timeout`` stop.
-
-A process killed outright (``SIGKILL``, the OOM killer) removes nothing, so each folder
-is named with its process's id and holds a :data:`MARK` file: the next one made removes
-the folders of processes that are gone, and only those. A folder without the mark (one
-of the user's, whatever its name), one of a process still running, or one of another
-user is never touched.
-
-A temp folder that cannot be used (``TMPDIR=/proc/self``, a full disk) is a
-:class:`ScratchFolderError` saying so and what to do: the part that needed the folder is
-skipped with that note (:func:`~jitmagic.measure.parts.add_parts`), the rest stands.
+"""Folders of jitmagic's own in the temp folder, removed on every way out (Ctrl-C too,
+with interrupts held). Each is named with its process's id and holds a :data:`MARK`:
+the next one made removes the folders of processes now gone (killed outright), and only
+those. A temp folder that cannot be used is a :class:`ScratchFolderError`.
 """
 
 from __future__ import annotations
@@ -24,14 +15,12 @@ from pathlib import Path
 
 from ..interrupts import interrupts_held
 
-#: The file inside each scratch folder that says it is jitmagic's: what it says (the
-#: process that made it) is what a later process reads before it removes one left behind.
+#: The file inside each scratch folder that says it is jitmagic's, naming the process.
 MARK = ".jitmagic-scratch"
 
 
 class ScratchFolderError(OSError):
-    """jitmagic could not make (or mark) a scratch folder in the temp folder; the
-    message says where, why, and what to set instead."""
+    """The scratch folder could not be made; the message says where, why, and what to do."""
 
     def __init__(self, kind: str, exc: OSError) -> None:
         where = tempfile.tempdir or os.environ.get("TMPDIR") or "the temp folder"
@@ -44,10 +33,7 @@ class ScratchFolderError(OSError):
 
 @contextlib.contextmanager
 def scratch_folder(kind: str) -> Iterator[Path]:
-    """A new folder ``jitmagic-<kind>-<pid>-*`` in the temp folder, removed with
-    everything in it after the block, whatever ends it; first, those a killed process
-    left (:func:`remove_left_behind`). A temp folder that cannot be used is a
-    :class:`ScratchFolderError`, raised before the block runs."""
+    """A new folder ``jitmagic-<kind>-<pid>-*``, removed after the block however it ends."""
     folder: Path | None = None
     try:
         with interrupts_held():  # made and marked whole: a Ctrl-C comes after
@@ -64,9 +50,7 @@ _FOR = {"cache": "second start's cache", "xla": "profiled XLA compile"}
 
 
 def _made(kind: str) -> Path:
-    """A new marked folder ``jitmagic-<kind>-<pid>-*``, after removing those a killed
-    process left; :class:`ScratchFolderError` where the temp folder cannot be used (what
-    was made of it is removed)."""
+    """A new marked folder, after removing those a killed process left."""
     folder: Path | None = None
     try:
         remove_left_behind(kind)
@@ -80,9 +64,7 @@ def _made(kind: str) -> Path:
 
 
 def remove_left_behind(kind: str) -> list[Path]:
-    """Remove the ``jitmagic-<kind>-*`` folders of the temp folder that a process now
-    gone made (their :data:`MARK` names it, and it is in the name, and the folder is
-    this user's); return them."""
+    """Remove (and return) the ``jitmagic-<kind>-*`` folders a process now gone made."""
     removed = []
     for folder in Path(tempfile.gettempdir()).glob(f"jitmagic-{kind}-*-*"):
         pid = _maker(folder)
@@ -94,8 +76,8 @@ def remove_left_behind(kind: str) -> list[Path]:
 
 
 def _maker(folder: Path) -> int | None:
-    """The process that made ``folder`` as a scratch folder; None where it is not one
-    (no mark, a mark that disagrees with the name, a link, another user's)."""
+    """The process that made ``folder``; None where it is not a scratch folder of this
+    user's (no mark, a mark that disagrees with the name, a link)."""
     try:
         if folder.is_symlink() or folder.stat().st_uid != os.getuid():
             return None

@@ -1,13 +1,4 @@
-"""``--sweep NAME=V1,V2,...``: one comparison per value, and how each phase grows.
-
-A sweep binds ``NAME`` to each value in the cell's scratch namespace before the
-cell runs, measures flat against nested for each, and returns a
-:class:`~jitmagic.model.sweep.Sweep`: one comparison per value, in the order measured.
-Growth exponents are derived from the points' medians (a least-squares line on
-log-log axes), never stored.
-
-No IPython and no matplotlib here: progress goes to a callback the caller gives.
-"""
+"""``--sweep NAME=V1,V2,...``: one comparison per value of ``NAME``, in the order measured."""
 
 from __future__ import annotations
 
@@ -26,27 +17,16 @@ from ..model.sweep import unchanged
 from ..options import Options
 from ..options.keywords import split_options
 from ..usercode import mine
-from .pipeline import checkpoint
-from .pipeline import measure_prepared
-from .pipeline import option_hints
-from .pipeline import variants_of
+from . import pipeline
 from .sampling import clocks
-from .sampling.stops import FINDING
-from .sampling.stops import Checkpoint
-from .sampling.stops import StageInterrupted
-from .sampling.stops import Stop
+from .sampling import stops
 from .variants.entry import entry_name
 
 
-def run_sweep(name: str, values: Sequence[Any],
-              measure: Callable[[Any, Checkpoint], Comparison], check: Checkpoint) -> Sweep:
-    """Call ``measure(value, check)`` for each value (at least one, as :class:`Options`
-    checks), all under the one ``check``: the sweep of their comparisons.
-
-    Once a value stops (Ctrl-C, the ``timeout`` of the whole sweep) no later value
-    starts, and the sweep says PARTIAL. Ctrl-C while the cell's own code runs for a
-    value stops at once: the values before it are kept.
-    """
+def run_sweep(name: str, values: Sequence[Any], measure: Callable[[Any, stops.Checkpoint],
+              Comparison], check: stops.Checkpoint) -> Sweep:
+    """``measure(value, check)`` for each value under the one ``check``: once a value stops
+    no later value starts (the sweep says PARTIAL; the values before it are kept)."""
     start = clocks.wall()
     points: list[Comparison] = []
     stopped: str | None = None
@@ -58,7 +38,7 @@ def run_sweep(name: str, values: Sequence[Any],
                     points.append(measure(value, check))
             except (InputError, UserCodeError) as exc:
                 raise type(exc)(f"sweep {name}={value!r}: {exc}") from None
-            except (Stop, StageInterrupted) as stop:
+            except (stops.Stop, stops.StageInterrupted) as stop:
                 why = why_unmeasured(stop)
                 if not points:  # the first value: then nothing at all was measured
                     raise KeyboardInterrupt(f"at {name}={value!r}: {why}: nothing was "
@@ -75,45 +55,37 @@ def run_sweep(name: str, values: Sequence[Any],
     return dataclasses.replace(record, warned=(warning,)) if warning else record
 
 
-def why_unmeasured(stop: Stop | StageInterrupted) -> str:
-    """Why a sweep stopped at a value before anything of it was measured, without the
-    "nothing was measured" of a single comparison: the values before it stand."""
-    if isinstance(stop, StageInterrupted):  # in the cell's own code, run for this value
+def why_unmeasured(stop: stops.Stop | stops.StageInterrupted) -> str:
+    """Why a sweep stopped at a value before anything of it was measured."""
+    if isinstance(stop, stops.StageInterrupted):  # in the cell's own code, run for this value
         return "interrupted by the user while the code ran"
-    return "interrupted while finding your helpers" if stop.reason == FINDING else stop.reason
+    return "interrupted while finding your helpers" if stop.reason == stops.FINDING else stop.reason
 
 
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
           progress: Draw | None = None, options: Options | None = None,
           **kwargs: Any) -> Sweep:
     """``jitmagic.compare`` once per value, with the global ``name`` of ``fn``'s module
-    bound to the value (set in that module's namespace while it runs, then put back).
-
-    Takes ``compare``'s option keywords (``repeat``, ``nest``, ``vmap``, ``batch``,
-    ``in_axes``, ``attribute``, ``advise``, ``timeout`` for the whole sweep, ...),
-    measured at every value; other keywords go to ``fn``. ``progress`` as
-    :func:`~jitmagic.measure.pipeline.compare`'s. Returns the
-    :class:`~jitmagic.model.sweep.Sweep`, as ``--sweep`` does.
-    """
+    bound to it while it runs. Takes ``compare``'s option keywords (``timeout`` for the
+    whole sweep), measured at every value; other keywords go to ``fn``. Returns the
+    :class:`~jitmagic.model.sweep.Sweep`, as ``--sweep`` does."""
     start = clocks.wall()
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
 
-    def one(value: Any, check: Checkpoint) -> Comparison:
+    def one(value: Any, check: stops.Checkpoint) -> Comparison:
         begun = clocks.wall()  # a point's wall time counts its discovery trace
         with check.finding_helpers():  # as the magic's: Ctrl-C there stops it at once
-            prepared = variants_of(fn, args, kwargs, nest=options.nest,
+            prepared = pipeline.variants_of(fn, args, kwargs, nest=options.nest,
                                    bindings={name: value}, in_axes=options.in_axes)
-        return measure_prepared(prepared, options, start=begun, check=check)
+        return pipeline.measure_prepared(prepared, options, start=begun, check=check)
 
     assert options.sweep is not None  # given just above
-    with option_hints(), mine(options.mine):
+    with pipeline.option_hints(), mine(options.mine):
         return run_sweep(*options.sweep, one,
-                         checkpoint(entry_name(fn), options, start, progress))
+                         pipeline.checkpoint(entry_name(fn), options, start, progress))
 
 
 def unchanged_warning(s: Sweep) -> Warned | None:
-    """What to tell the user when :func:`~jitmagic.model.sweep.unchanged`: the value is
-    not read as a global (a warning of the sweep's record, said as it was measured)."""
-    if not unchanged(s):
-        return None
-    return Warned("sweep_unchanged", s.name, s.points[0].flat.jaxpr_eqns)
+    """The warning where the swept value is not read as a global."""
+    return Warned("sweep_unchanged", s.name, s.points[0].flat.jaxpr_eqns) if unchanged(s) \
+        else None

@@ -1,30 +1,10 @@
-"""``--target TOPOLOGY``: flat and nested traced, lowered and compiled for a TPU slice this
-machine does not have, never run.
-
-Design (issue 52). libtpu's compile-only client is made in this process
-(``jax.experimental.topologies.get_topology_desc``), which works where JAX was imported
-and its CPU backend started long before (a notebook's kernel): the variables libtpu
-needs to start without a TPU (:data:`~jitmagic.backends.target.START_ENV`) are set only
-while it starts and put back after, its warnings (host names, accelerator type) are kept
-off the user's output, and ``jax.devices()`` is the same after as before (the topology's
-devices are no backend's). The record (:class:`~jitmagic.model.target.TargetCompile`) is
-kept in the comparison's ``env`` under ``"target"``: it says where the numbers came
-from, and a saved report keeps it. Each argument becomes a ``ShapeDtypeStruct`` on the
-topology's devices: with the user's ``NamedSharding`` where its mesh has as many devices
-as the topology (the same axis names and shape, over the topology's devices), else
-replicated over them; the report says which.
-
-The rounds are the comparison's own (:class:`~.sampling.runner.Sampler`, ``-r auto``'s
-rule on each run's trace + lower + compile): each run from cleared caches and a fresh
-lowering, on wall and CPU time (CPU time decides where the machine was busy, as for
-every comparison; a compile for a TPU gets the accelerator's budget). The compile-only
-client's first compile in a process pays its one-time set-up (0.33 s here, against 0.09
-s for the next of any program), so one small program of jitmagic's own is compiled
-first, untimed; runs that come out warm all the same are found by the cold check
-(:mod:`~jitmagic.model.stats.cold`, on the TPU's rule) and said. The parts that need no
-execution (``--xla``; ``--effort`` by :mod:`.target_effort`, compile only) then run on
-the target's programs; the options that need the device are refused up front
-(:data:`~jitmagic.backends.target.REFUSED`).
+"""``--target TOPOLOGY``: flat and nested traced, lowered and compiled for a TPU slice
+this machine does not have, never run (issue 52). libtpu's compile-only client starts
+in this process with its variables set only meanwhile, its warnings kept off the user's
+output. The arguments are placed on the topology's devices by the user's shardings
+where they fit, else replicated. The rounds are the comparison's own, on trace + lower
++ compile; the record is kept in the comparison's ``env``; ``--xla`` and ``--effort``
+(compile only) then run on the target's programs.
 """
 
 from __future__ import annotations
@@ -36,38 +16,53 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.sharding import Mesh
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec
+from jax.sharding import Sharding
+from jax.sharding import SingleDeviceSharding
 
 from ..backends import TPU
 from ..backends import target as tpu
 from ..errors import InputError
+from ..errors import UserCodeError
 from ..model.comparison import Comparison
 from ..model.notes import Note
 from ..model.notes import Placed
 from ..model.progress import Finished
 from ..model.rows import PHASES
 from ..model.stats.cold import warm_runs
+from ..model.stats.rule import difference
 from ..model.stats.witness import CONTENTION_KEYS
 from ..model.stats.witness import CPU
 from ..model.target import ONE_DEVICE
 from ..model.target import REPLICATED
 from ..model.target import TARGET
 from ..model.target import YOURS
+from ..model.target import EffortRow
 from ..model.target import Memory
 from ..model.target import TargetCompile
 from ..model.target import TopologyRefused
 from ..model.target import compile_difference
 from ..model.target import target_clock
+from ..model.target import target_of
+from ..options import AUTO
 from ..options import Options
 from .children import Entry
 from .children import run_child
 from .children import stage
 from .parts import add_parts
+from .parts.effort import DEFAULT
+from .parts.effort import MOST_EFFORT_ROUNDS
+from .parts.effort import baseline_of
+from .parts.effort import candidates
 from .parts.run import PartRun
 from .sampling import clocks
 from .sampling import contention
 from .sampling.conditions import frozen_heap
 from .sampling.conditions import persistent_cache_off
 from .sampling.monitor import Monitor
+from .sampling.rounds import Rounds
 from .sampling.rounds import rounds_for
 from .sampling.runner import ColdSample
 from .sampling.runner import Sampler
@@ -79,6 +74,7 @@ from .sampling.stops import Checkpoint
 from .sampling.stops import Stop
 from .sampling.structure import ProgramFacts
 from .sampling.structure import same_compiled
+from .sampling.structure import structure
 from .variants.rows import Prepared
 from .variants.rows import VariantSubject
 from .variants.rows import nothing_to_nest
@@ -86,10 +82,8 @@ from .variants.rows import variant_results
 
 
 def topology_devices(topology: tpu.Topology) -> list[Any]:
-    """The devices of ``topology``, from libtpu's compile-only client (that libtpu is
-    installed, the option's own check said before anything ran), once a child process
-    compiled for it unharmed (:func:`checked_in_child`); ``InputError`` saying what libtpu
-    said of the name."""
+    """The devices of ``topology`` from libtpu's compile-only client, once a child
+    compiled for it unharmed; ``InputError`` with what libtpu said of the name."""
     checked_in_child(topology)
     said: list[str] = []
     try:
@@ -116,10 +110,8 @@ CHECK_S = 300.0
 
 
 def checked_in_child(topology: tpu.Topology) -> None:
-    """The first compile for ``topology`` in this process is a child's
-    (:func:`compiles_for`): libtpu aborts the whole process on some (a layout it
-    describes but cannot compile for), which would end the user's kernel. ``InputError``,
-    with libtpu's reason, where the child did not finish."""
+    """Compile for ``topology`` in a child first: libtpu aborts the whole process on
+    some layouts, which would end the user's kernel. ``InputError`` where it did not finish."""
     if topology.name in _CHECKED:
         return
     given = dataclasses.asdict(topology)
@@ -131,26 +123,26 @@ def checked_in_child(topology: tpu.Topology) -> None:
 
 
 def compiles_for(topology: dict[str, Any]) -> int:
-    """In a child: libtpu's client for ``topology`` (a :class:`~jitmagic.backends.target.Topology`'s
-    fields, as the parent checked it), and a small program compiled for it, its stderr
-    left as it is (libtpu's reason, should it abort, is there); the number of devices."""
+    """In a child: a small program compiled for ``topology`` (a ``Topology``'s fields),
+    stderr left as it is (libtpu's reason, should it abort); the number of devices."""
     stage("describing the topology")
     devices = _described(tpu.Topology(topology["name"], topology["kind"],
-                                       tuple(topology["chips"])))
+                                      tuple(topology["chips"])))
     stage("compiling a small program for it")
-    _small_compile(devices)
+    _small_program(devices[0]).compile()
     return len(devices)
+
+
+def _small_program(device: Any) -> Any:
+    """A small program of jitmagic's own, lowered for ``device``."""
+    spec = jax.ShapeDtypeStruct((8,), np.float32, sharding=SingleDeviceSharding(device))
+    return jax.jit(lambda x: x * 2 + 1).lower(spec)
 
 
 class _Placer:
     """Puts arrays on a topology's devices as ``ShapeDtypeStruct``, noting how."""
 
     def __init__(self, devices: list[Any]) -> None:
-        from jax.sharding import Mesh
-        from jax.sharding import NamedSharding
-        from jax.sharding import PartitionSpec
-        from jax.sharding import SingleDeviceSharding
-
         self.devices, self.one = devices, len(devices) == 1
         self.everywhere = SingleDeviceSharding(devices[0]) if self.one else \
             NamedSharding(Mesh(np.array(devices), ("target",)), PartitionSpec())
@@ -160,9 +152,6 @@ class _Placer:
     def spec(self, x: Any, given: Any = None) -> Any:
         """``x`` on the devices: by ``given`` (the user's jit's sharding for it) or its own
         ``NamedSharding`` where its mesh has as many devices, else replicated."""
-        from jax.sharding import Mesh
-        from jax.sharding import NamedSharding
-
         if not (hasattr(x, "shape") and hasattr(x, "dtype")):
             return x
         sharding = given if given is not None else getattr(x, "sharding", None)
@@ -180,10 +169,8 @@ class _Placer:
                                     weak_type=bool(getattr(x, "weak_type", False)))
 
     def by_prefix(self, prefix: Any, arg: Any) -> Any:
-        """``arg``'s leaves placed by ``prefix``, the user's ``in_shardings`` for it (a
-        sharding for all its leaves, or a tree of them; None: by the arrays' own)."""
-        from jax.sharding import Sharding
-
+        """``arg``'s leaves placed by ``prefix``, the user's ``in_shardings`` for it
+        (one sharding, a tree of them, or None: by the arrays' own)."""
         def is_given(s: Any) -> bool:
             return s is None or isinstance(s, Sharding)
 
@@ -201,10 +188,7 @@ class _Placer:
 def placed(args: tuple, kwargs: dict[str, Any], devices: list[Any], given: Any = None,
            ) -> tuple[tuple, dict[str, Any], str, tuple[Note, ...]]:
     """The call's arguments as ``ShapeDtypeStruct`` on ``devices``: (args, kwargs, how
-    they were placed, notes). ``given``: the ``in_shardings`` of the user's own jit (one
-    sharding for every argument, or one per positional argument); else an array keeps its
-    own ``NamedSharding`` where its mesh has as many devices as the topology; every other
-    array is replicated."""
+    placed, notes); ``given``: the user's jit's ``in_shardings`` (one, or one per argument)."""
     placer = _Placer(devices)
     per_arg = given if isinstance(given, tuple) else (given,) * len(args)
     if len(per_arg) != len(args):
@@ -218,8 +202,7 @@ def placed(args: tuple, kwargs: dict[str, Any], devices: list[Any], given: Any =
 
 @dataclasses.dataclass
 class TargetSubject(VariantSubject):
-    """A variant as a sampler row for the target: its trace, lowering and XLA compile
-    from cleared caches, each timed on its own; nothing is run."""
+    """A variant as a sampler row: trace, lowering and compile for the target, timed."""
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         opts, jitted = cold_jit(self.prepared.variant.fn, self.args, self.kwargs,
@@ -243,30 +226,14 @@ class TargetSubject(VariantSubject):
         return ColdSample(times, jitted, None, artefact=made, stages_from="staged")
 
     def describe(self, cold: ColdSample) -> ProgramFacts:
-        from .sampling.structure import structure
-
         return structure(cold.artefact)
-
-
-def warm_up(devices: list[Any]) -> None:
-    """One small program of jitmagic's own compiled for the target, untimed: the
-    compile-only client's one-time set-up is paid here, not by the first run."""
-    said: list[str] = []
-    with tpu.native_stderr_kept(said):
-        _small_compile(devices)
-
-
-def _small_compile(devices: list[Any]) -> None:
-    from jax.sharding import SingleDeviceSharding
-
-    spec = jax.ShapeDtypeStruct((8,), np.float32, sharding=SingleDeviceSharding(devices[0]))
-    jax.jit(lambda x: x * 2 + 1).lower(spec).compile()
 
 
 def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
                        start: float, check: Checkpoint) -> Comparison:
-    """Flat and nested compiled for ``options.target``, in ``-r``'s rounds, then the
-    parts that need no execution; the :class:`Comparison` with its ``"target"`` part."""
+    """Flat and nested compiled for ``options.target`` in ``-r``'s rounds (a
+    small program compiled first pays the client's one-time set-up, untimed), then the
+    parts that need no execution."""
     topology = tpu.parse(str(options.target))
     devices = topology_devices(topology)
     flat = prepared["flat"]
@@ -279,7 +246,8 @@ def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
                     if not (same and n == "nested")}, PHASES, steady=False)
     check.report.entry = check.report.entry or flat.variant.plan.name
     check.report.tell(f"starting libtpu's compiler for {topology.name}")
-    warm_up(devices)
+    with tpu.native_stderr_kept([]):  # the client's one-time set-up, untimed
+        _small_program(devices[0]).compile()
     # a compile for a TPU takes seconds, as on the TPU: the accelerator's budget
     budgeted = dataclasses.replace(options, budget=options.budget or TPU.budget_s)
     rounds = rounds_for(budgeted, lambda: _decided(runs), busy=lambda: _busy(runs))
@@ -297,23 +265,19 @@ def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
     parts = dataclasses.replace(options, target=None, effort=False)  # this host's effort
     result = add_parts(result, PartRun(targeted, {}, None, parts, check))
     if options.effort and not result.stopped_anywhere:
-        from .target_effort import add_target_effort
-
         result = add_target_effort(result, targeted["flat"], devices[0], check)
     return result
 
 
 def _decided(runs: Sampler) -> bool:
-    """Whether the runs so far settle flat against nested, by the one rule on each run's
-    trace + lower + compile (one row, or a failing one: nothing more to learn)."""
+    """Whether the runs so far settle flat against nested on trace + lower + compile."""
     if len(runs.subjects) < 2 or runs.errors:
         return True
     return compile_difference(runs.samples["flat"], runs.samples["nested"]).decided
 
 
 def _busy(runs: Sampler) -> bool:
-    """Whether the runs so far were taken on a busy machine (CPU time then decides, and
-    ``-r auto`` may take more rounds)."""
+    """Whether the runs so far were taken on a busy machine (CPU time then decides)."""
     rows = [runs.samples[n] for n in runs.subjects]
     return len(rows) == 2 and target_clock(*rows) == CPU
 
@@ -323,13 +287,16 @@ def _record(topology: tpu.Topology, devices: list[Any], placement: str,
     chip = topology.chip
     memory = {n: m for n, r in runs.last.items()
               if (m := _memory(r.artefact.compiled if r.artefact else None)) is not None}
+    libtpu = ""
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+        libtpu = importlib.metadata.version("libtpu")
     return TargetCompile(
         topology=topology.name, devices=len(devices),
         device_kind=str(getattr(devices[0], "device_kind", topology.kind)),
         host=tpu.host_kind(), placement=placement,
         hbm_bytes=chip.hbm_bytes if chip else None, memory=memory,
         warm={n: w for n, v in variants.items() if (w := warm_runs(v.samples, "tpu"))},
-        libtpu=_version("libtpu"), placement_notes=notes)
+        libtpu=libtpu, placement_notes=notes)
 
 
 def _memory(compiled: Any) -> Memory | None:
@@ -340,13 +307,75 @@ def _memory(compiled: Any) -> Memory | None:
         return None
     if stats is None:
         return None
-    got = {key: int(getattr(stats, f"{name}_size_in_bytes", 0) or 0) for key, name in (
+    return Memory(**{key: int(getattr(stats, f"{name}_size_in_bytes", 0) or 0) for key, name in (
         ("argument_bytes", "argument"), ("output_bytes", "output"),
-        ("alias_bytes", "alias"), ("temp_bytes", "temp"), ("code_bytes", "generated_code"))}
-    return Memory(**got)
+        ("alias_bytes", "alias"), ("temp_bytes", "temp"), ("code_bytes", "generated_code"))})
 
 
-def _version(distribution: str) -> str:
-    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
-        return importlib.metadata.version(distribution)
-    return ""
+@dataclasses.dataclass
+class CompileAtSetting(VariantSubject):
+    """``--effort``'s row for the target: the flat program lowered afresh, untimed,
+    then compiled with ``compiler_options``, timed."""
+
+    compiler_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
+        v = self.prepared.variant
+        opts = {k: o for k, o in v.jit_options.items() if k != "compiler_options"}
+        _, jitted = cold_jit(v.fn, self.args, self.kwargs, opts or None)
+        lowered = jitted.lower(*self.args, **self.kwargs)
+        times: dict[str, float] = {}
+        timed_stage(check, "XLA compile at a setting", times, "compile_s",
+                    lambda: lowered.compile(compiler_options=self.compiler_options or None))
+        return ColdSample(times, jitted, None)
+
+    def describe(self, cold: ColdSample) -> ProgramFacts:
+        return ProgramFacts()
+
+
+def accepted(device: Any, baseline: dict[str, Any]) -> tuple[list[Any], list[Placed]]:
+    """(the TPU's effort settings libtpu takes, a note for each it refused)."""
+    lowered = _small_program(device)
+    keep, notes = [], []
+    for s in candidates(TPU):
+        try:
+            lowered.compile(compiler_options={**baseline, **s.options})
+        except Exception as exc:  # libtpu's refusal: said, the rest measured
+            why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            notes.append(Placed("target_setting_refused", s.name, why))
+            continue
+        keep.append(s)
+    return keep, notes
+
+
+def add_target_effort(result: Comparison, flat: Prepared, device: Any,
+                      check: Checkpoint) -> Comparison:
+    """``result`` with ``--effort``'s rows in its ``--target`` record: the flat
+    program's compile at each setting libtpu takes against the default, 3 to 5 rounds
+    (what a setting costs each call needs the TPU)."""
+    record = target_of(result.env)
+    if record is None or result.stopped or not result.flat.ok:
+        return result
+    baseline = baseline_of(flat)
+    chosen, notes = accepted(device, baseline)
+    rows = {DEFAULT: baseline, **{s.name: {**baseline, **s.options} for s in chosen}}
+    lines = {DEFAULT: "the default", **{s.name: s.config for s in chosen}}
+    runs = Sampler({n: CompileAtSetting(flat, compiler_options=o) for n, o in rows.items()},
+                   PHASES, noun="setting", steady=False)
+
+    def decided() -> bool:
+        default = runs.samples[DEFAULT].get("compile_s", [])
+        return all(difference(default, s.get("compile_s", [])).decided
+                   for n, s in runs.samples.items() if n != DEFAULT and n not in runs.errors)
+
+    with persistent_cache_off(), frozen_heap(), check.catching_interrupts(), \
+            contextlib.suppress(UserCodeError):  # every row failed: each says why
+        runs.measure(Rounds(AUTO, decided, cap=MOST_EFFORT_ROUNDS), None, Monitor(), check,
+                     what="effort for the target")
+    effort = {n: EffortRow(n, lines[n], tuple(runs.samples[n].get("compile_s", [])),
+                           tuple(runs.samples[n].get("compile_cpu_s", [])),
+                           runs.describe_failure(n) if n in runs.errors else None)
+              for n in rows}
+    made = dataclasses.replace(record, effort=effort, effort_notes=tuple(notes))
+    return dataclasses.replace(result, env={**result.env, TARGET: made.to_dict()},
+                               stopped=result.stopped or runs.stopped)

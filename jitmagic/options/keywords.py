@@ -98,6 +98,10 @@ FRONT_END_ONLY = {
            "Python of its own, where only source can be rebuilt: put the code and its call "
            "in one cell (`%%jitcompare --jax 0.9.0,current`) or in FILE.py (`python -m "
            "jitmagic FILE.py --jax 0.9.0,current`)",
+    "trace": "the magic and the command write it: `%%jitcompare --trace trace.json`",
+    "bisect": "releases are measured from source: put the code and its call in one cell "
+              "(`%%jitcompare --bisect 0.9.0..current`) or in FILE.py (`python -m jitmagic "
+              "FILE.py --bisect 0.9.0..current`)",
 }
 
 

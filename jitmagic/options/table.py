@@ -124,6 +124,9 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "by side, each in a fresh process and an environment of its own, made once in "
                "your cache folder (`current`: your own JAX, never changed); docs/releases.md",
                values.releases_text, "RELEASE[,RELEASE...]"),
+    OptionSpec(("--bisect",), "walk the JAX releases served from A to B by halving, each measured "
+               "as --jax measures it, and name the first where a stage is slower than in A by "
+               "the rule", values.bisect_text, "A..B"),
     # New measurement options go here, with a field on Options below.
     OptionSpec(("--fail-after-warmup",), "fail (exit status 1) when any function compiles "
                "more than N times, its warm-up: the 'no retrace after step 1' check",
@@ -136,6 +139,9 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "stage by stage, under the verdict", str, "PATH"),
     OptionSpec(("--html",), "write {result} as a self-contained HTML page to PATH (charts "
                "embedded, opens offline)", str, "PATH", tools=frozenset({COMPARE, WATCH})),
+    OptionSpec(("--trace",), "write the stages as Chrome trace events to PATH (.json; Perfetto and "
+               "speedscope open it): a track per variant, per release with --jax, per value "
+               "with --sweep", str, "PATH"),
     OptionSpec(("-o", "--output"), "return {result} (like %%timeit -o)",
                tools=frozenset({COMPARE, WATCH}), places=frozenset({MAGIC})),
     OptionSpec(("-v", "--verbose"), "show {result} in full (every row, note and section); "

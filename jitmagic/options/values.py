@@ -72,7 +72,7 @@ def whole_text(text: str) -> int:
 
 
 #: A JAX release as ``--jax`` takes it: ``0.9.0`` (a pre-release ``0.9.0rc1`` too), or ``current``.
-RELEASE = re.compile(r"\d+\.\d+\.\d+(\w+\d*)?|current")
+RELEASE = re.compile(r"\d+\.\d+\.\d+(\.\d+|\w+\d*)?|current")
 
 
 def releases_text(text: str) -> tuple[str, ...]:
@@ -86,6 +86,15 @@ def releases_text(text: str) -> tuple[str, ...]:
     if len(set(given)) < len(given):
         raise argparse.ArgumentTypeError(f"each release once, not {text!r}")
     return given
+
+
+def bisect_text(text: str) -> tuple[str, str]:
+    """``--bisect``'s text: two releases ``A..B``, the later one a version or ``current``."""
+    low, dots, high = text.partition("..")
+    if not dots or not RELEASE.fullmatch(low) or low == "current" or not RELEASE.fullmatch(high):
+        raise argparse.ArgumentTypeError(f"expected two JAX releases as A..B, e.g. 0.9.0..0.10.2 "
+                                         f"or 0.9.0..current (your own), not {text!r}")
+    return low, high
 
 
 #: The most calls one steady-state timing loop ``-n N`` makes (more run for hours).

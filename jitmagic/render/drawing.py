@@ -11,12 +11,13 @@ from ..interrupts import interrupts_held
 from ..model.causes.effort import Effort
 from ..model.comparison import Comparison
 from ..model.orderings import Orderings
+from ..model.reports.releases import Releases
 
 #: What drawing a chart imports: the chart modules (matplotlib with them), the backend
 #: that writes PNG, and the image plugins Pillow loads as it saves its first image.
 CHART_MODULES = (f"{__package__}.charts.phases", f"{__package__}.charts.sweep",
                  f"{__package__}.charts.attribution", f"{__package__}.charts.orderings",
-                 f"{__package__}.charts.effort",
+                 f"{__package__}.charts.effort", f"{__package__}.charts.releases",
                  "matplotlib.backends.backend_agg", "PIL.BmpImagePlugin", "PIL.GifImagePlugin",
                  "PIL.JpegImagePlugin", "PIL.PpmImagePlugin")
 
@@ -76,3 +77,13 @@ def effort_png(e: Effort, plot: bool = True) -> bytes | None:
     from .charts.phases import to_png
 
     return to_png(effort_figure(e)) if measured_rows(e) else None
+
+
+def releases_png(r: Releases) -> bytes | None:
+    """The releases' stages side by side as PNG bytes, where any release measured."""
+    load_charts()
+    from .charts.phases import to_png
+    from .charts.releases import releases_figure
+
+    fig = releases_figure(r)
+    return None if fig is None else to_png(fig)

@@ -1,4 +1,5 @@
-"""``python -m jitmagic FILE.py --jax 0.9.0,0.10.2``: the cell under each JAX release.
+"""``python -m jitmagic FILE.py --jax 0.9.0,0.10.2``: the cell under each JAX release
+(``--bisect 0.9.0..0.10.2``: those that halving the releases between needs).
 
 Each release's environment is made once (:mod:`jitmagic.measure.environments`); the
 command's own measurement then runs there in a fresh child (the command's
@@ -14,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import shlex
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import InputError
@@ -28,13 +31,23 @@ from ...measure.environments import environment
 from ...measure.environments import folder_of
 from ...measure.environments import installed_version
 from ...measure.environments import ready
+from ...measure.environments import served
 from ...model.comparison import Comparison
 from ...model.progress import Finished
 from ...model.progress import TimedOut
+from ...model.reports.releases import Bisection
 from ...model.reports.releases import NotInstalled
 from ...model.reports.releases import ReleaseResult
 from ...model.reports.releases import Releases
+from ...model.reports.releases import bisect
+from ...model.saved import files
+from ...render.releases import html_document
 from ...render.releases import text
+from ...render.releases.trace import trace_json
+from ..output import check_endings
+from ..output import checked_path
+from ..output import write_report
+from ..saving import wrote
 from ..statuses import MEASURED
 from ..statuses import PARTIAL
 from .loading import check_shape
@@ -55,29 +68,54 @@ REFUSED = {"processes": "each release is measured in one fresh process",
            "target": "a release's environment holds no libtpu",
            "sweep": "a sweep would be measured once per release: sweep one release at a time",
            "baseline": "the releases are each other's baseline",
-           "save": "the side-by-side report is text for now: --save one release at a time",
-           "html": "the side-by-side report is text for now"}
+           "save": "the side-by-side report is written by --html and --trace: --save one "
+                   "release at a time"}
 
 
 def refuse(args: argparse.Namespace) -> None:
     """``InputError`` for an option ``--jax`` cannot take, before anything is installed."""
     for name, why in REFUSED.items():
         if getattr(args, name, None) not in (None, False):
-            raise InputError(f"--jax cannot take --{name}: {why}; leave it out")
-    if {CURRENT, installed_version()} <= set(args.jax):
+            raise InputError(f"--{'bisect' if args.bisect else 'jax'} cannot take --{name}: "
+                             f"{why}; leave it out")
+    if args.jax and args.bisect:
+        raise InputError("--bisect chooses the releases it measures: leave --jax out")
+    if {CURRENT, installed_version()} <= set(args.jax or ()):
         raise InputError(f"--jax names your own JAX twice: {installed_version()} is `current` "
                          "here; name it once")
 
 
-def measure(args: argparse.Namespace, argv: list[str], entry: Entry) -> Releases:
+def measure(args: argparse.Namespace, argv: list[str], entry: Entry) -> Releases | Bisection:
     """The cell of ``argv`` (the command's arguments) under each release of ``args.jax``,
-    each measured by ``entry`` (the command's measurement) in a child."""
+    or those ``--bisect`` halves to, each measured by ``entry`` (the command's
+    measurement) in a child."""
     refuse(args)
+    reports = {"--html": args.html, "--trace": getattr(args, "trace", None)}
+    check_endings(reports)
+    args.html, args.trace = (checked_path(path, option) for option, path in reports.items())
     if args.file != "demo":  # said once, here, rather than by every release's child
         path = script_path(args.file)
         check_shape(read_source(path), str(path.resolve()))
+    if args.bisect:
+        return bisect(_walked(*args.bisect), lambda r: _one(r, argv, args, entry),
+                      str(cache_root()))
     return Releases(tuple(_one(release, argv, args, entry) for release in args.jax),
                     str(cache_root()))
+
+
+def _walked(low: str, high: str) -> list[str]:
+    """The served releases from ``low`` to ``high``; ``InputError`` where they cannot be
+    listed, or where either end is not among them."""
+    walked = served(low, high)
+    if isinstance(walked, str):
+        raise InputError(f"--bisect could not list the releases the package index serves "
+                         f"({walked}): name them with --jax instead")
+    ends = {low, installed_version() if high == CURRENT else high}
+    if len(walked) < 2 or not ends <= {walked[0], walked[-1]}:
+        raise InputError(f"--bisect {low}..{high}: the package index serves jax and jaxlib "
+                         f"{', '.join(walked) or 'none'} from {low} to {high}: give two "
+                         "of them, the older first")
+    return walked
 
 
 def _one(release: str, argv: list[str], args: argparse.Namespace, entry: Entry
@@ -103,7 +141,8 @@ def _one(release: str, argv: list[str], args: argparse.Namespace, entry: Entry
     return ReleaseResult(release, end, None, env.folder)
 
 
-def of_cell(cell: str, line: str, args: argparse.Namespace, entry: Entry) -> Releases:
+def of_cell(cell: str, line: str, args: argparse.Namespace, entry: Entry
+            ) -> Releases | Bisection:
     """``%%jitcompare --jax ...``: the cell, written to a file of a temporary folder
     (removed after), measured as the command measures a file, with the magic's options
     (its own, ``-o`` and ``--no-plot``, left out). The cell must hold what it needs (its
@@ -118,12 +157,25 @@ def of_cell(cell: str, line: str, args: argparse.Namespace, entry: Entry) -> Rel
         return measure(args, [str(path), *options], entry)
 
 
+def write_reports(found: Releases | Bisection, args: argparse.Namespace) -> None:
+    """Write ``--html`` (the report and its chart) and ``--trace``, each saying so."""
+    made: dict[str, Callable[[Releases | Bisection], str]] = {"--html": html_document,
+                                                              "--trace": trace_json}
+    for option, path in (("--html", args.html), ("--trace", args.trace)):
+        if path:
+            write_report(functools.partial(files.write_text, text=made[option](found)), path,
+                         option)
+            print(wrote(option, path))
+
+
 def show(args: argparse.Namespace, argv: list[str], entry: Entry) -> int:
     """Measure, print the side-by-side report; :data:`MEASURED`, or :data:`PARTIAL`
     where a release gave no comparison (a finding) or one stopped early."""
     found = measure(args, argv, entry)
     print(text(found, verbose=args.verbose))
-    whole = all(x.measured and not x.measured.stopped_anywhere for x in found.results)
+    write_reports(found, args)
+    results = found.measured.results if isinstance(found, Bisection) else found.results
+    whole = all(x.measured and not x.measured.stopped_anywhere for x in results)
     return MEASURED if whole else PARTIAL
 
 

@@ -1,12 +1,6 @@
-"""``jitmagic.watch()``: the user's code runs as written, and every compile it causes is
-recorded in a :class:`~jitmagic.model.ledger.Ledger` (``%%jitwatch`` and
-``python -m jitmagic watch`` run their code through :func:`watched`).
-
-Nothing of the watched code is changed or run again: the block runs once, in place, and
-its effects stay. What the watch set (JAX's explanations, a log filter, a listener) is
-put back on every path out, also after an error or Ctrl-C; the block's own exception is
-raised as it was, after the ledger is made.
-"""
+"""``jitmagic.watch()``: the code runs once, as written and in place, and every compile it
+causes is recorded in a :class:`~jitmagic.model.ledger.Ledger`. What the watch set is put
+back on every path out; the code's own exception is raised as it was, after the ledger."""
 
 from __future__ import annotations
 
@@ -27,15 +21,15 @@ from ...model.saved.schema import printable
 from ...render.ledger import text
 from ...render.ledger.gate import gate_failures
 from ..cell_names import with_cell_names
-from ..output import check_endings  # noqa: F401 (where the hook finds it)
+from ..output import check_endings
+from ..output import checked_path
+from ..output import distinct
 from ..saving import write_outputs
-from ..showing import Showing
 from .live import Live
 
 
 class Watch:
-    """What ``with jitmagic.watch() as w:`` gives: ``w.ledger`` once the block has ended
-    (None while it runs); ``w`` shows as its ledger."""
+    """What ``with jitmagic.watch() as w:`` gives: ``w.ledger`` once the block ended."""
 
     def __init__(self) -> None:
         self.ledger: Ledger | None = None
@@ -63,17 +57,24 @@ def gate_of(fail_after_warmup: int | None, max_compiles: int | None) -> Gate:
     return Gate(fail_after_warmup, max_compiles)
 
 
+def checked(fail_after_warmup: int | None, max_compiles: int | None,
+            paths: dict[str, str | None], others: dict[str, str] | None = None,
+            ) -> tuple[Gate, dict[str, str | None]]:
+    """The gate and the report ``paths``, checked as every front door checks them (made
+    absolute; ``others``: files they must not name)."""
+    gate = gate_of(fail_after_warmup, max_compiles)
+    check_endings(paths, "ledger")
+    distinct({**(others or {}), **paths})
+    return gate, {flag: checked_path(path, flag) for flag, path in paths.items()}
+
+
 @contextmanager
 def watch(*, fail_after_warmup: int | None = None, max_compiles: int | None = None,
           source: str = "the block", live: bool = True) -> Iterator[Watch]:
-    """Record every trace, lowering and compile the block causes, with JAX's reason and
-    seconds (``w.ledger``, shown by ``print(w)`` or as a cell's value).
-
-    ``fail_after_warmup=N`` fails (``RecompiledError``, an ``AssertionError``) when any
-    function compiles more than N times, its warm-up; ``max_compiles=N`` when the block
-    compiles more than N times in all. The gate is checked when the block ends without
-    an error; the ledger is there either way. ``live``: each recompile is said on stderr
-    as it happens (one line; ``live=False``: none)."""
+    """Record every trace, lowering and compile the block causes (``w.ledger``, shown by
+    ``print(w)`` or as a cell's value). ``fail_after_warmup=N`` fails (``RecompiledError``) when
+    a function compiles more than N times, ``max_compiles=N`` when the block does in all;
+    ``live``: each recompile said on stderr as it happens."""
     __tracebackhide__ = True  # pytest shows the failing test's lines, not these
     gate = gate_of(fail_after_warmup, max_compiles)
     w = Watch()
@@ -90,7 +91,7 @@ def watch(*, fail_after_warmup: int | None = None, max_compiles: int | None = No
 
 
 def _shell() -> Any:
-    """The IPython shell running this process's code (None: none, or IPython not loaded)."""
+    """The IPython shell running this process's code (None: none)."""
     ipython = sys.modules.get("IPython")
     get = getattr(ipython, "get_ipython", None)
     return get() if callable(get) else None
@@ -104,9 +105,7 @@ def named_compile(c: Compile, shell: Any, source_file: str | None = None) -> Com
 @contextmanager
 def watched(gate: Gate, source: str, source_file: str | None = None, *,
             on_again: Callable[[Compile], None] | None = None) -> Iterator[list[Ledger]]:
-    """Within, compiles are recorded (``on_again``: told of each recompile as it begins,
-    :mod:`.live`); after (also after an error or Ctrl-C, which are raised again), the
-    list holds the ledger."""
+    """Within, compiles are recorded; after (an error or Ctrl-C too), the list holds the ledger."""
     recorder = Recorder(on_again=on_again)
     made: list[Ledger] = []
     error, stopped = None, False
@@ -142,12 +141,9 @@ def wrote(option: str, path: str) -> str:
 
 
 def write_ledger(ledger: Ledger, save: str | None, html: str | None,
-                 showing: Showing | None = None) -> tuple[list[str], list[str]]:
-    """Write ``ledger`` to ``--save`` and ``--html`` (paths checked; None: not asked) by
-    the one report writer (:func:`~jitmagic.frontends.saving.write_outputs`): (what was
-    written, what could not be and why), one line each."""
-    return write_outputs(ledger, argparse.Namespace(save=save, html=html), showing,
-                         said=wrote)
+                 ) -> tuple[list[str], list[str]]:
+    """Write ``ledger`` to ``--save`` and ``--html``: (lines written, lines of failures)."""
+    return write_outputs(ledger, argparse.Namespace(save=save, html=html), said=wrote)
 
 
 def one_line(exc: BaseException) -> str:

@@ -1,18 +1,8 @@
 """``python -m jitmagic watch FILE.py [ARGS...]``: run a script as ``python FILE.py ARGS``
-would (as ``__main__``, with ``sys.argv`` set), and print every compile it caused, why,
-and what it cost.
-
-Exit statuses: 0 when the script ended (and the gate, if any, held); 1 when the script
-raised (its traceback is printed after the ledger), the gate failed, or the script ended
-the process early (``os._exit``: no ledger, said by the command's supervising parent,
-:mod:`~jitmagic.frontends.script.crashes`); 2 for bad options; 3 for a report that cannot
-be written; 130 for Ctrl-C (the ledger so far is printed); 128 + N for signal N.
-
-The ledger's files are written and the status decided before anything is printed: a
-stdout whose reader has gone (``| head -c 100``) changes neither (:mod:`.streams`).
-``JITMAGIC_WATCH=1 python FILE.py`` needs no command (:mod:`.hook`): installing jitmagic
-installs its hook, and ``--install-hook`` and ``--remove-hook`` say so (without JAX).
-"""
+would, and print every compile it caused, why, and what it cost. Exit statuses: 0 ended
+(gate held); 1 raised, gate failed, or ended early (``os._exit``); 2 bad options; 3 a report
+not written; 130 Ctrl-C; 128 + N signal N. Files and status are decided before anything is
+printed (:mod:`.live`)."""
 
 from __future__ import annotations
 
@@ -31,15 +21,14 @@ from ...options.table import COMMAND
 from ...options.table import WATCH
 from ...options.table import specs_for
 from ...render.ledger import text
-from ..output import checked_path
-from ..output import distinct
 from ..statuses import CANNOT_WRITE
 from ..statuses import INTERRUPTED
 from ..statuses import MEASURED
 from ..statuses import RAISED
 from ..statuses import REGRESSED
 from ..statuses import USAGE
-from .streams import write
+from .live import Live
+from .live import write
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,7 +66,8 @@ def main(argv: list[str]) -> int:
     from .api import write_ledger
 
     written, failed = write_ledger(made[0], args.save, args.html)
-    status = _gated(made[0], status)
+    if made[0].over_gate() and status == MEASURED:
+        status = REGRESSED
     write("\n".join([text(made[0], args.verbose), *written]), "stdout", last=True)
     for line in ([said] if said else []) + [f"jitmagic watch: {line}" for line in failed]:
         write(line, last=True)
@@ -85,24 +75,18 @@ def main(argv: list[str]) -> int:
 
 
 def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
-    """The gate of the options, every one checked before the script runs (its report
-    paths made absolute: the script may chdir); else the exit status, said why."""
-    from ..output import check_endings
-    from .api import gate_of
+    """The checked gate (paths made absolute: the script may chdir); else the status, said why."""
+    from .api import checked
 
     script = os.path.abspath(args.script)
     try:
-        gate = gate_of(args.fail_after_warmup, args.max_compiles)
-        outputs = {"--save": args.save, "--html": args.html}
-        check_endings(outputs, "ledger")
-        distinct({"FILE.py": script, **outputs})
+        gate, paths = checked(args.fail_after_warmup, args.max_compiles,
+                              {"--save": args.save, "--html": args.html}, {"FILE.py": script})
         _own_options_after(args, argv)
-        # as the comparison's are checked before measuring
-        args.save, args.html = (checked_path(args.save, "--save"),
-                                checked_path(args.html, "--html"))
     except (InputError, CannotWriteError) as exc:
         print(f"jitmagic watch: {exc}", file=sys.stderr)
         return CANNOT_WRITE if isinstance(exc, CannotWriteError) else USAGE
+    args.save, args.html = paths["--save"], paths["--html"]
     if not os.path.isfile(script):
         print(f"jitmagic watch: {args.script!r} is not a file: give the script to run, "
               "e.g. `python -m jitmagic watch train.py`", file=sys.stderr)
@@ -111,10 +95,8 @@ def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
 
 
 def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str | None]:
-    """Run the script as ``python FILE.py ARGS`` would, watched: (the ledger, in a list
-    where the watch made one; the exit status; the script's traceback, where it raised)."""
+    """Run the script watched: (the ledger in a list, the status, its traceback where it raised)."""
     from .api import watched
-    from .live import Live
 
     script = os.path.abspath(args.script)
     made: list[Ledger] = []
@@ -136,19 +118,14 @@ def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str |
     return made, status, said
 
 
-#: The watch's own options: after FILE.py they go to the script.
-#: Those the watch alone takes (its gate), and those it shares (the reports it writes),
-#: read off the one table.
+#: The watch's own gate options, and its report options (after FILE.py: the script's).
 GATE_OPTIONS = tuple(s.flags[-1] for s in specs_for(WATCH, COMMAND) if s.tools == {WATCH})
 OUTPUT_OPTIONS = tuple(s.flags[-1] for s in specs_for(WATCH, COMMAND) if s.tools != {WATCH})
 
 
 def _own_options_after(args: argparse.Namespace, argv: list[str]) -> None:
-    """``InputError`` where the script's arguments start a gate option of the watch's own
-    (``watch train.py --fail-after-warmup 1``, as a ``--help`` line read: the option went
-    to the script, and a gate that is not set cannot fail); a note on stderr for
-    ``--save``/``--html`` there, which a script may take itself. Arguments after ``--``
-    (``watch train.py -- --max-compiles 3``) are the script's, said nothing of."""
+    """``InputError`` where the script's arguments start a gate option of the
+    watch's (a gate not set cannot fail); a note for ``--save``/``--html``; after ``--``, none."""
     rest = argv[argv.index(args.script) + 1:] if args.script in argv else []
     if rest[:1] == ["--"]:
         return
@@ -162,10 +139,3 @@ def _own_options_after(args: argparse.Namespace, argv: list[str]) -> None:
     for option in (a for a in named if a in OUTPUT_OPTIONS):
         print(f"jitmagic watch: {option} after {args.script} goes to the script, not to the "
               f"watch (the watch's own options go before the script)", file=sys.stderr)
-
-
-def _gated(ledger: Ledger, status: int) -> int:
-    broken = ledger.over_gate()
-    if broken and status == MEASURED:
-        return REGRESSED
-    return status

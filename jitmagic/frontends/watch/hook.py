@@ -1,40 +1,16 @@
 """``JITMAGIC_WATCH=1 python train.py``: the watch without wrapping the program.
 
-Installing jitmagic puts ``jitmagic-watch.pth`` and the standard-library module it runs,
-``jitmagic_watch.py``, into site-packages (data files of the wheel, pyproject.toml;
-``pip uninstall`` removes them). The line costs a dictionary look-up at start where the
-variable is unset, empty or ``0``; set, the module imports this one once the program has
-imported JAX (a process that never does, pip, loads nothing of jitmagic). This module:
-
-- reads the variable (:func:`parse`): ``1``, or the watch's own options
-  (``python -m jitmagic watch``'s, from :func:`jitmagic.options.table.specs_for`) as
-  ``NAME=VALUE`` joined by commas: ``fail_after_warmup=1,save=ledger.json``; ``0``:
-  off;
-- starts the watch, its report paths checked as the command checks them (JAX is
-  imported: what the program set before ``import jax``, ``JAX_PLATFORMS``, applies).
-  Where it cannot (a bad value, a path it cannot write), it says why in one line on
-  stderr, the program runs unwatched and ends at exit with status 2 (3: a path it
-  cannot write, as the command), saying why again (:func:`jitmagic_watch.fail_at_exit`):
-  a gate given must not pass unapplied;
-- at exit (``atexit``) writes the files asked for, decides the status, then writes the
-  ledger on stderr (:mod:`.streams`: a stderr that is closed, gone or not read changes
-  neither); where the gate failed (or a file could not be written) and the program ended
-  without an uncaught error, the last exit handler ends the process with status 1 (3)
-  through the interpreter's own shutdown (:func:`jitmagic_watch.end`).
-
-Processes the program starts inherit the variable and are watched the same way, each
-writing its own ledger; the first process to read the variable marks itself in
-:data:`TOP`, and the others write ``ledger.PID.json`` for ``save=ledger.json``. A child
-``os.fork()`` made without ``exec`` is none of them: it writes nothing.
-
-Recording, the gate, the live lines and the report files are the watch's own
-(:func:`.api.watched`, :class:`.live.Live`, :func:`.api.write_ledger`), imported as it
-starts.
-"""
+The stdlib ``jitmagic_watch.py`` (run by ``jitmagic-watch.pth``) imports this module once
+the program has imported JAX. It reads the variable (:func:`parse`), starts the watch with
+its paths checked as the command's (where it cannot, it says why, the program runs
+unwatched and ends with status 2, or 3), and at exit writes the files, decides the status
+and says the ledger on stderr. Processes the program starts are watched too; those after
+the first (:data:`TOP`) write ``ledger.PID.json``; a fork without exec writes nothing."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import sys
@@ -45,34 +21,27 @@ from jitmagic_watch import NOT_APPLIED
 from jitmagic_watch import START_DIR
 from jitmagic_watch import end as _end
 from jitmagic_watch import fail_at_exit
+from jitmagic_watch import say
 
+from ...errors import InputError
 from ...options.table import COMMAND
 from ...options.table import WATCH
 from ...options.table import specs_for
 from ..statuses import CANNOT_WRITE
 from ..statuses import REGRESSED
-from .streams import write
+from .live import Live
+from .live import write
 
 #: The variable: ``1``, ``0`` (off) or the options, ``fail_after_warmup=1,save=l.json``.
 VARIABLE = "JITMAGIC_WATCH"
-#: Set by the first process that reads :data:`VARIABLE` to its process id: the processes
-#: it starts inherit both, and know they are not the first.
+#: The first process reading :data:`VARIABLE` sets it to its id, inherited by the others.
 TOP = "JITMAGIC_WATCH_TOP"
 #: The options that name a file the watch writes.
 PATHS = ("--save", "--html")
 
 
-class BadValue(ValueError):
-    """:data:`VARIABLE` holds something :func:`parse` cannot read; the message says why."""
-
-
-def _name(option: str) -> str:
-    return option.lstrip("-").replace("-", "_")
-
-
 def parse(value: str) -> dict[str, Any] | None:
-    """The options in ``value`` (``{}`` for ``1``; None for ``0`` or empty: off), keyed
-    as the command's options are (``--save``); ``BadValue`` says what is wrong."""
+    """The options in ``value`` (``{}`` for ``1``; None: off), keyed as the command's."""
     value = value.strip()
     if value in ("", "0"):
         return None
@@ -83,21 +52,21 @@ def parse(value: str) -> dict[str, Any] | None:
     found: dict[str, Any] = {}
     for item in (part.strip() for part in value.split(",")):
         name, equals, given = (part.strip() for part in item.partition("="))
-        key = _name(name)
+        key = name.lstrip("-").replace("-", "_")
         if not equals or key not in known:
             what = (f"unknown option {name!r}" if equals else
                     f"{item!r} is not NAME=VALUE" if item else "an empty option (two commas)")
-            raise BadValue(f"{what}: give 1, or options as NAME=VALUE joined by commas, of "
+            raise InputError(f"{what}: give 1, or options as NAME=VALUE joined by commas, of "
                            + ", ".join(f"{n}={m or '1'}" for n, (_, _, m) in known.items())
                            + f" (e.g. {VARIABLE}=fail_after_warmup=1,save=ledger.json)")
         option, kind, metavar = known[key]
         if option in found:
-            raise BadValue(f"{key} is given twice: give it once")
+            raise InputError(f"{key} is given twice: give it once")
         if not given:
-            raise BadValue(f"{key}= needs a value, e.g. {key}={'1' if kind is int else metavar}")
+            raise InputError(f"{key}= needs a value, e.g. {key}={'1' if kind is int else metavar}")
         if kind is None and metavar is None:  # a switch: verbose=1
             if given not in ("0", "1"):
-                raise BadValue(f"{key} is on or off: {key}=1 (or 0), not {given!r}")
+                raise InputError(f"{key} is on or off: {key}=1 (or 0), not {given!r}")
             found[option] = given == "1"
             continue
         try:
@@ -105,7 +74,7 @@ def parse(value: str) -> dict[str, Any] | None:
                 raise ValueError(given)
             found[option] = kind(given) if kind is not None else given
         except ValueError:
-            raise BadValue(f"{key} is a number of compiles, a whole number from 0 (got "
+            raise InputError(f"{key} is a number of compiles, a whole number from 0 (got "
                            f"{given!r}): e.g. {key}=1") from None
     return found
 
@@ -125,41 +94,35 @@ class _State:
 _state: _State | None = None
 
 
-def _said(message: str) -> None:
-    write(f"jitmagic: {VARIABLE}={os.environ.get(VARIABLE, '')!r}: {message}")
-
-
 def _refused(why: str, status: int = NOT_APPLIED) -> None:
-    """Say at once that the watch asked for cannot be applied, and why: the program runs
-    unwatched, and one that imports JAX ends with ``status`` at exit (a gate it was given
-    must not pass unapplied; pip, which never imports JAX, is left alone)."""
-    _said(f"{why}; the program runs unwatched, and ends with status {status}")
+    """Say why the watch cannot be applied: the program runs unwatched and fails at exit."""
+    say(f"{why}; the program runs unwatched, and ends with status {status}")
     fail_at_exit(why, status)
 
 
 def _ours() -> _State | None:
-    """This process's watch (None where there is none, or it is a fork's child's copy)."""
+    """This process's watch (None: none, or a fork's child's copy)."""
     return _state if _state is not None and _state.pid == os.getpid() else None
 
 
 def begin() -> None:
-    """Read :data:`VARIABLE` and, where it asks for the watch, start it (JAX is imported:
-    :mod:`jitmagic_watch` imports this module then); a bad value is refused
-    (:func:`_refused`)."""
+    """Read :data:`VARIABLE` and, where it asks for the watch, start it."""
     global _state
     if _state is not None:
         return
     try:
         options = parse(os.environ.get(VARIABLE, ""))
-    except BadValue as exc:
+    except InputError as exc:
         _refused(str(exc))
         return
     if options is None:
         return
+    top = os.environ.setdefault(TOP, str(os.getpid())) == str(os.getpid())
     for flag in PATHS:  # read against the folder the program started in: it may chdir
         if options.get(flag):
-            options[flag] = os.path.join(START_DIR, os.path.expanduser(options[flag]))
-    top = os.environ.setdefault(TOP, str(os.getpid())) == str(os.getpid())
+            path = os.path.join(START_DIR, os.path.expanduser(options[flag]))
+            stem, ending = os.path.splitext(path)  # a child process writes ledger.PID.json
+            options[flag] = path if top else f"{stem}.{os.getpid()}{ending}"
     _state = _State(options, top)
     atexit.register(_exit_status)  # the first registered runs last: after all the others
     _start()
@@ -172,16 +135,13 @@ def _source() -> str:
 
 
 def _script() -> str | None:
-    """The program's file, absolute and normalised (its own lines read ``line N``, not a
-    path cut at the folder's name or with ``..`` in it); None for ``python -c``."""
+    """The program's file, absolute and normalised; None for ``python -c``."""
     first = sys.argv[0] if sys.argv else ""
     return os.path.abspath(first) if first and os.path.isfile(first) else None
 
 
 def _start() -> None:
-    """Start the watch (JAX is imported); where its options cannot be used (a path that
-    does not end as its file, or cannot be written), or it cannot start, the program runs
-    unwatched and fails at exit (:func:`_refused`)."""
+    """Start the watch; where it cannot, the program runs unwatched and fails at exit."""
     state = _ours()
     if state is None:
         return
@@ -189,12 +149,14 @@ def _start() -> None:
     if getattr(main, "name", "").startswith("jitmagic."):  # python -m jitmagic (watch):
         return                                              # it measures by itself
     from ...errors import CannotWriteError
-    from ...errors import InputError
+    from .api import checked
     from .api import watched
-    from .live import Live
 
-    try:
-        gate = _gate(state)
+    try:  # the paths checked as the command's
+        gate, paths = checked(state.options.get("--fail-after-warmup"),
+                              state.options.get("--max-compiles"),
+                              {flag: state.options.get(flag) for flag in PATHS})
+        state.options.update(paths)
         script = _script()
         entered = watched(gate, _source(), script, on_again=Live(source_file=script))
         state.made = entered.__enter__()
@@ -215,36 +177,8 @@ def _start() -> None:
     atexit.register(_finish)  # before JAX's own exit handlers, registered before it
 
 
-def _gate(state: _State) -> Any:
-    """The gate of the options, checked with the report paths (a process the first one
-    started writes its own files); ``InputError`` says what is wrong."""
-    from ..output import checked_path
-    from ..output import distinct
-    from .api import check_endings
-    from .api import gate_of
-
-    options = state.options
-    paths = {flag: options.get(flag) for flag in PATHS}
-    if not state.top:
-        paths = {flag: _with_pid(path) for flag, path in paths.items()}
-    gate = gate_of(options.get("--fail-after-warmup"), options.get("--max-compiles"))
-    check_endings(paths, "ledger")
-    distinct(paths)
-    paths = {flag: checked_path(path, flag) for flag, path in paths.items()}  # as the command
-    state.options = {**options, **paths}
-    return gate
-
-
-def _with_pid(path: str | None) -> str | None:
-    if path is None:
-        return None
-    stem, ending = os.path.splitext(path)
-    return f"{stem}.{os.getpid()}{ending}"
-
-
 def _finish() -> None:
-    """Stop the watch, write its files and decide the status, then say the ledger on
-    stderr: what is said there (or not: a reader gone) changes neither."""
+    """Stop the watch, write its files, decide the status, then say the ledger on stderr."""
     state = _ours()
     if state is None or state.entered is None:
         return
@@ -253,13 +187,9 @@ def _finish() -> None:
 
     entered, state.entered = state.entered, None
     error = state.error
-    try:
-        if error is None:
-            entered.__exit__(None, None, None)
-        else:
-            entered.__exit__(type(error), error, error.__traceback__)
-    except BaseException:  # noqa: BLE001 (the ledger is made on every path out)
-        pass
+    with contextlib.suppress(BaseException):  # the ledger is made on every path out
+        entered.__exit__(*((type(error), error, error.__traceback__) if error is not None
+                           else (None, None, None)))
     if not state.made:
         return
     ledger = state.made[0]
@@ -277,8 +207,7 @@ def _finish() -> None:
 
 
 def _replaced(path: str | None) -> list[str]:
-    """A line where ``path`` holds the ledger of another program (two programs one after
-    another under one ``save=``: the second's replaces the first's)."""
+    """A line where ``path`` held another program's ledger, which this one replaced."""
     try:
         with open(path or "", encoding="utf-8") as f:
             before = json.load(f).get("source")
@@ -296,9 +225,7 @@ def _replaced(path: str | None) -> list[str]:
 def _exit_status() -> None:
     """The last exit handler: a status the watch decided ends the process with it."""
     state = _ours()
-    if state is None:
-        return
-    if state.status:
+    if state is not None and state.status:
         _end(state.status)
 
 

@@ -1,24 +1,69 @@
-"""Each recompile said as it happens, not only when the run ends: a job that recompiles
-at every step says so at step 2, hours before its ledger.
-
-The recorder calls :class:`Live` on the thread that compiles, before the call that
-compiles returns (:class:`~jitmagic.measure.watch.recorder.Recorder`'s ``on_again``);
-it writes one line per recompile (:func:`~jitmagic.render.ledger.values.live_line`): on stderr
-from ``jitmagic.watch()`` and ``python -m jitmagic watch``, and in the notebook from
-``%%jitwatch`` (one line, updated in place). Each of the first :data:`EACH` recompiles
-gets its line, then the 20th, 50th, 100th, 200th, ...: a loop that recompiles on every
-step is said without a flood. A loop that never recompiles writes nothing and costs
-nothing (JAX fires no event on a cache hit).
-"""
+"""The watch's lines: each recompile said as it happens (each of a function's first
+:data:`EACH`, then the 20th, 50th, 100th, ...), and the ledger last, on streams that may be
+gone, closed or never read: such a stream gets nothing more and changes neither the exit
+status nor the files. A live line is written as the program's own, and never raises."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
+import sys
 import threading
 from collections.abc import Callable
 
 from ...model.ledger.compiles import Compile
 from ...render.ledger.values import live_line
-from .streams import write
+
+#: How long one piece waits for a reader that has stopped reading, in seconds.
+PATIENCE = 5.0
+#: A pipe takes this much at once without blocking once it is writable (POSIX: 512 at least).
+PIECE = getattr(select, "PIPE_BUF", 512)
+
+
+def write(text: str, name: str = "stderr", last: bool = False) -> bool:
+    """Write ``text`` and a newline on stderr (or stdout); False where it could not be.
+    ``last``: a reader taking nothing for :data:`PATIENCE` seconds is given up, and a failed
+    stream points nowhere after."""
+    stream = getattr(sys, name)
+    if stream is None:
+        return False
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):  # no file (a test's capture): its own write
+        with contextlib.suppress(Exception):
+            stream.write(text + "\n")
+            stream.flush()
+            return True
+        return False
+    data = (text + "\n").encode(getattr(stream, "encoding", None) or "utf-8", "backslashreplace")
+    try:
+        stream.flush()  # what the program wrote before, in its order
+        if _written(fd, data, PATIENCE if last else None):
+            return True
+    except OSError:
+        pass
+    if last:  # pointed at the null device from now on
+        with contextlib.suppress(OSError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+    return False
+
+
+def _written(fd: int, data: bytes, patience: float | None) -> bool:
+    """Write ``data`` a piece at a time once the reader takes it; False where it did not."""
+    poll = select.poll() if patience is not None and hasattr(select, "poll") else None
+    if poll is not None:
+        poll.register(fd, select.POLLOUT)
+    while data:
+        if poll is not None:
+            ready = poll.poll((patience or 0) * 1000)
+            if not ready or ready[0][1] & (select.POLLERR | select.POLLHUP | select.POLLNVAL):
+                return False
+        data = data[os.write(fd, data[:PIECE]):]
+    return True
+
 
 #: Recompiles that each get a line; past them, only the 20th, 50th, 100th, 200th, ...
 EACH = 10
@@ -31,10 +76,7 @@ def said(n: int) -> bool:
 
 
 class Live:
-    """Counts the run's recompiles, and each function's, and writes the line of each one
-    :func:`said` of its function (``write``: where the line goes; ``name``: the compile as
-    its place should read, the magic's cells named as the notebook names them): a step
-    that recompiles on every call floods nothing and hides no other function's first."""
+    """Counts the run's and each function's recompiles, and writes each :func:`said` line."""
 
     def __init__(self, write: Callable[[str], object] = write,
                  source_file: str | None = None,

@@ -1,13 +1,6 @@
-"""The ``%%jitwatch`` / ``%jitwatch`` magic: run the cell as written, in the user's
-namespace, and show every compile it caused, why, and what it cost.
-
-Unlike ``%%jitcompare`` the cell runs once, in place: its definitions and effects stay,
-and its last expression is its value (as with ``%%time``; ``-o`` returns the ledger
-instead). The cell is compiled under IPython's own cell file name, its lines numbered as the
-notebook numbers them (the ``%%jitwatch`` line is line 1), so tracebacks and the ledger's
-lines read as the cell's. An error in the cell shows the ledger of what ran
-before it, then the error with the cell's own traceback; Ctrl-C shows the ledger so far.
-"""
+"""``%%jitwatch`` / ``%jitwatch``: run the cell once, as written, in the user's namespace
+(its last expression is its value; ``-o``: the ledger), numbered as the notebook numbers
+it, and show every compile it caused; after an error or Ctrl-C, the ledger so far."""
 
 from __future__ import annotations
 
@@ -39,14 +32,11 @@ from ..magic import charted
 from ..magic import options_of
 from ..magic import present
 from ..magic import shown_in_this_cell
-from ..output import check_endings
-from ..output import checked_path
-from ..output import distinct
 from ..output import unquoted
 from ..showing import ABANDONED_SHOWING
 from ..showing import Showing
 from .api import check_gate
-from .api import gate_of
+from .api import checked
 from .api import named_compile
 from .api import watched
 from .api import with_cell_names
@@ -67,8 +57,7 @@ class JitWatchMagics(Magics):
         """Run the cell (or the statement after %jitwatch) as written, and show every
         trace and compile it caused: per jitted function, how often, JAX's reason
         (a weak type, a new shape, a static value, a function made anew, ...), the line
-        that made the call, the seconds each cost and what to do about it.
-        """
+        that made the call, the seconds each cost and what to do about it."""
         assert self.shell is not None
         options, code = self._parsed(line, cell)
         filename = self._compiled(code, cell if cell is not None else code)
@@ -80,30 +69,26 @@ class JitWatchMagics(Magics):
         try:
             with watched(options.gate, source, filename, on_again=live) as made:
                 value = self._run(code, filename)
-        except KeyboardInterrupt:
-            if not made:
-                raise
-            self._show(made[0], options)
-            raise CellInterrupted(STOPPED) from None
         except BaseException as exc:
             if not made:  # the watch itself did not start
                 raise
             self._show(made[0], options)
+            if isinstance(exc, KeyboardInterrupt):
+                raise CellInterrupted(STOPPED) from None
             raise _as_the_cell_raised(exc, self.shell)  # noqa: B904 (the user's own, as raised)
         ledger = with_cell_names(made[0], self.shell)  # as shown, as returned by -o
         self._show(ledger, options)
         try:
             check_gate(ledger)
         except RecompiledError as exc:
-            raise _one_paragraph(exc) from None
+            raise ShownRecompiledError(exc.sentences) from None  # escaped already
         if not options.output:
             return value
         shown_in_this_cell(ledger)
         return ledger
 
     def _compiled(self, code: str, raw: str) -> str:
-        """The file name ``code`` runs under, IPython's for the running cell; its syntax
-        error alone, where it has one (nothing would run: no ledger of nothing)."""
+        """The file name ``code`` runs under; its syntax error alone, where it has one."""
         assert self.shell is not None
         filename: str = self.shell.compile.cache(code, self._cell_number(), raw_code=raw)
         try:
@@ -113,11 +98,7 @@ class JitWatchMagics(Magics):
         return filename
 
     def _cell_number(self) -> int:
-        """The number the notebook shows for the cell running this magic (``In [4]``):
-        IPython's own record of the cell it runs (its ``ExecutionResult``; IPython counts
-        a stored cell before running it, so ``execution_count`` is already the next
-        one's). Where no cell runs (``run_cell_magic`` called directly) the count as it
-        stands."""
+        """The number the notebook shows for the running cell (``In [4]``)."""
         assert self.shell is not None
         running = getattr(self.shell.displayhook, "exec_result", None)
         number = getattr(running, "execution_count", None)
@@ -135,12 +116,10 @@ class JitWatchMagics(Magics):
                                  "put `%%jitwatch` (two %) on its first line.")
         try:
             args = parse_argstring(self.jitwatch, args_line)
-            args.gate = gate_of(args.fail_after_warmup, args.max_compiles)
-            args.save, args.html = unquoted(args.save), unquoted(args.html)
-            args.save = checked_path(args.save, "--save")
-            args.html = checked_path(args.html, "--html")
-            distinct({"--save": args.save, "--html": args.html})
-            check_endings({"--save": args.save, "--html": args.html}, "ledger")
+            args.gate, paths = checked(args.fail_after_warmup, args.max_compiles,
+                                       {"--save": unquoted(args.save),
+                                        "--html": unquoted(args.html)})
+            args.save, args.html = paths["--save"], paths["--html"]
         except (InputError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         except ValueError as exc:
@@ -152,10 +131,7 @@ class JitWatchMagics(Magics):
         return args, as_numbered(cell, self.shell.transform_cell(cell))
 
     def _run(self, code: str, filename: str) -> Any:
-        """Run ``code`` in the user's namespace as IPython runs a cell's parts: its AST
-        transformers applied, compiled by its compiler (the cell's ``__future__``
-        imports), under its traps; the last expression's value returned, as ``%%time``
-        returns it (IPython then shows it as the cell's value)."""
+        """Run ``code`` as IPython runs a cell; the last expression's value returned."""
         assert self.shell is not None
         shell = self.shell
         tree = shell.transform_ast(shell.compile.ast_parse(code, filename))
@@ -171,9 +147,7 @@ class JitWatchMagics(Magics):
                         shell.user_global_ns, shell.user_ns)
 
     def _show(self, ledger: Ledger, options: Any) -> None:
-        """Show the ledger, then write its reports, as ``%%jitcompare`` shows a result
-        (:func:`~jitmagic.frontends.magic.present`): a Ctrl-C while its chart is drawn
-        shows it without the chart, a second one ends the cell with one line."""
+        """Show the ledger, then write its reports, as ``%%jitcompare`` shows a result."""
         ledger = with_cell_names(ledger, self.shell)
 
         def show(showing: Showing, shown: list[bool]) -> None:
@@ -191,8 +165,7 @@ class JitWatchMagics(Magics):
 
 
 class NotebookLine:
-    """The cell's live line (:mod:`.live`): shown at the first recompile, then updated in
-    place with each one said, above the ledger the cell shows when it ends."""
+    """The cell's live line (:mod:`.live`), shown at the first recompile, then updated in place."""
 
     def __init__(self) -> None:
         self.handle: Any = None
@@ -206,8 +179,7 @@ class NotebookLine:
 
 
 def _split_statement(line: str) -> tuple[str, str]:
-    """(the options, the statement) of a line magic: the options are the leading words
-    that start with ``-`` and, for those that take one, their value."""
+    """(the options, the statement) of a line magic: its leading ``-`` words and values."""
     words = line.split(" ")
     takes = {flag for spec in specs_for(WATCH, MAGIC) if spec.type is not None
              for flag in spec.flags}
@@ -218,8 +190,7 @@ def _split_statement(line: str) -> tuple[str, str]:
 
 
 def _as_the_cell_raised(exc: BaseException, shell: Any) -> BaseException:
-    """``exc``, shown by IPython with the cell's own traceback (from its first line, with
-    none of the magic's frames): its type and message are the user's own."""
+    """``exc`` as IPython shows it with the cell's own traceback."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
@@ -232,18 +203,13 @@ def _as_the_cell_raised(exc: BaseException, shell: Any) -> BaseException:
 
 
 class ShownRecompiledError(RecompiledError):
-    """The gate's failure as IPython shows it, below the ledger: its sentences, no
-    traceback; named ``RecompiledError`` in a notebook's error output too."""
+    """The gate's failure shown below the ledger without a traceback."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"RecompiledError: {self.sentences}"]
 
 
 ShownRecompiledError.__name__ = ShownRecompiledError.__qualname__ = "RecompiledError"
-
-
-def _one_paragraph(exc: RecompiledError) -> ShownRecompiledError:
-    return ShownRecompiledError(exc.sentences)  # escaped already (render.ledger)
 
 
 def register(ipython: Any) -> None:

@@ -1,26 +1,7 @@
-"""jitmagic's recompile gate for pytest (installed with jitmagic, like its other plugin):
-a test whose code compiles again after its warm-up fails, naming the function, JAX's
-reason and the line — the "no retrace after step 1" check people write by hand.
-
-Two forms::
-
-    @pytest.mark.jitwatch(fail_after_warmup=1)   # the whole test is watched
-    def test_training_does_not_recompile():
-        ...
-
-    def test_steps(jitwatch):                    # only the block is watched
-        step(state, batch)                       # warm-up, outside the block
-        with jitwatch(fail_after_warmup=0) as w:
-            for batch in loader:
-                state = step(state, batch)
-        assert w.ledger.again == 0
-
-The marker takes :func:`jitmagic.watch`'s keywords (``fail_after_warmup``,
-``max_compiles``); its gate is what it was given, as the block's and the command's are
-(``max_compiles=5`` alone limits the total only); with none it fails on any function
-compiled more than once (``fail_after_warmup=1``). A failure
-is an ``AssertionError`` whose message is the gate's sentences, with the ledger after it.
-"""
+"""jitmagic's recompile gate for pytest: a test whose code compiles again after its warm-up
+fails, naming the function, JAX's reason and the line: ``@pytest.mark.jitwatch(
+fail_after_warmup=1)`` watches the whole test, ``with jitwatch(fail_after_warmup=0) as w:``
+only the block. The marker's gate is what it was given (none: ``fail_after_warmup=1``)."""
 
 from __future__ import annotations
 
@@ -41,20 +22,21 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    """Under the marker, the test runs watched; its own failure stays its own, and a
-    passing test that broke the gate fails with the gate's sentences and the ledger
-    (``RecompiledError``'s message)."""
+    """Run a marked test watched; a passing test that broke the gate fails."""
     __tracebackhide__ = True  # a gate's failure shows its sentences, not this hook
     marker = item.get_closest_marker(MARKER)
     if marker is None:
         return (yield)
+    from ...options.table import COMMAND
+    from ...options.table import WATCH
+    from ...options.table import specs_for
     from .api import watch
 
     if marker.args:
         raise pytest.UsageError(f"@pytest.mark.{MARKER} takes keywords only, e.g. "
                                 f"@pytest.mark.{MARKER}(fail_after_warmup=1)")
     # a gate is only what was asked; no gate at all asks the marker's own, a warm-up of 1
-    asked = _gate_keywords() & set(marker.kwargs)
+    asked = {s.name for s in specs_for(WATCH, COMMAND) if s.tools == {WATCH}} & set(marker.kwargs)
     keywords = {**({} if asked else {"fail_after_warmup": 1}), **marker.kwargs}
     with watch(**keywords, source=item.nodeid):  # a broken gate raises, its ledger said
         return (yield)
@@ -66,13 +48,3 @@ def jitwatch() -> Callable[..., Any]:
     from .api import watch
 
     return watch
-
-
-def _gate_keywords() -> set[str]:
-    """The gate's keywords: the options of the one table that the watch alone takes
-    (read when a marked test runs: pytest starts with nothing of jitmagic imported)."""
-    from ...options.table import COMMAND
-    from ...options.table import WATCH
-    from ...options.table import specs_for
-
-    return {spec.name for spec in specs_for(WATCH, COMMAND) if spec.tools == {WATCH}}

@@ -1,2 +1,1 @@
-"""How ``jax.jit`` sees a call: which values are arrays, which arguments are traced and
-which static."""
+"""How ``jax.jit`` sees a call: which arguments are traced and which static."""

@@ -1,6 +1,5 @@
 """Which arguments of a jitted call are traced and which are static, as ``jax.jit``
-decides: array leaves and Python scalars traced, other hashable leaves static; what
-counts as an array there."""
+decides: array leaves and Python scalars traced, other hashable leaves static."""
 
 from __future__ import annotations
 
@@ -42,12 +41,8 @@ def holds_arrays(x: Any) -> bool:
 
 @dataclass(frozen=True)
 class Holes:
-    """A list of values with the traced ones taken out: ``fill`` puts arrays back in.
-
-    The one way jitmagic hands ``jax.jit`` only the arrays of a call (an
-    ``eqx.filter_jit`` entry's leaves, a nested helper's leaves, ``--vmap``'s
-    mapped arguments) while every other value stays fixed, as a static one does.
-    """
+    """Values with the traced ones taken out (``fill`` puts arrays back): how jitmagic
+    hands ``jax.jit`` only the arrays of a call."""
 
     fixed: tuple
     traced: tuple[int, ...]
@@ -75,8 +70,8 @@ SCALAR_MISUSE = (TypeError, IndexError, ValueError)
 
 
 def is_static(value: Any, scalars_static: bool = False) -> bool:
-    """Whether the outer jit holds an argument static: no array leaf (no Python scalar
-    leaf either, unless ``scalars_static``) and hashable."""
+    """Whether the outer jit holds an argument static: no array (nor Python scalar,
+    unless ``scalars_static``) leaf, and hashable."""
     leaves = jax.tree_util.tree_leaves(value)
     return not any(is_array(x) or (not scalars_static and isinstance(x, SCALARS))
                    for x in leaves) and hashable(value)
@@ -85,11 +80,10 @@ def is_static(value: Any, scalars_static: bool = False) -> bool:
 def static_split(args: tuple, kwargs: dict[str, Any],
                  scalars_static: bool = False) -> dict[str, tuple]:
     """``jax.jit`` options that hold every argument with nothing to trace static."""
-    return {
-        "static_argnums": tuple(i for i, a in enumerate(args) if is_static(a, scalars_static)),
-        "static_argnames": tuple(sorted(k for k, v in kwargs.items()
-                                        if is_static(v, scalars_static))),
-    }
+    return {"static_argnums": tuple(i for i, a in enumerate(args)
+                                    if is_static(a, scalars_static)),
+            "static_argnames": tuple(sorted(k for k, v in kwargs.items()
+                                            if is_static(v, scalars_static)))}
 
 
 def check_arguments(entry: str, args: tuple, kwargs: dict[str, Any]) -> None:

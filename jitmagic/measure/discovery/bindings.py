@@ -1,8 +1,5 @@
-"""Where a helper is bound (a namespace's key, a class attribute), and swapping what
-those places hold for exactly as long as the entry's Python code runs. The places are
-the process's own, so measurements take a process-wide lock (:func:`one_measurement`),
-and the put-back cannot be cut short by Ctrl-C (:func:`put_back`).
-"""
+"""Where a helper is bound, and swapping what those places hold while the entry runs,
+one measurement at a time (:func:`one_measurement`), put back whatever Ctrl-C does."""
 
 from __future__ import annotations
 
@@ -55,19 +52,14 @@ class Binding:
         else:
             setattr(self.owner, self.key, value)
 
-    @property
-    def where(self) -> str:
-        if isinstance(self.owner, dict):
-            return f"global `{self.key}` of {self.owner.get('__name__', 'a namespace')}"
-        return f"attribute `{self.key}` of class `{self.owner.__qualname__}`"
-
 
 def installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]],
                blame: str | None = None) -> Callable:
-    """``fn`` with the swaps in place while it runs, restored after; ``blame``, where
-    given, is added as a note to an exception ``fn`` raises (why the swaps caused it)."""
-    if not swaps:
-        return _named(fn)
+    """``fn`` with the swaps in place while it runs; ``blame`` noted on its exception.
+    Without swaps, ``fn`` itself where it has a name (JAX names its events by it)."""
+    name = getattr(fn, "__name__", None)
+    if not swaps and isinstance(name, str):
+        return fn
 
     @functools.wraps(fn)
     def entry(*args, **kwargs):
@@ -79,20 +71,7 @@ def installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]],
                 exc.add_note(blame)
             raise
 
-    entry.__name__ = entry.__qualname__ = short_name(getattr(fn, "__name__", "entry"))
-    return entry
-
-
-def _named(fn: Callable) -> Callable:
-    """``fn`` itself where it has a ``__name__`` (JAX names its events by it), else a wrapper."""
-    if isinstance(getattr(fn, "__name__", None), str):
-        return fn
-
-    @functools.wraps(fn)
-    def entry(*args, **kwargs):
-        return fn(*args, **kwargs)
-
-    entry.__name__ = entry.__qualname__ = "entry"
+    entry.__name__ = entry.__qualname__ = short_name(name if isinstance(name, str) else "entry")
     return entry
 
 
@@ -110,9 +89,7 @@ def swapped(swaps: list[tuple[Binding, Any, Any]]) -> Iterator[None]:
 
 
 def put_back(done: list[tuple[Any, Any]]) -> None:
-    """Each place in ``done`` holds its original again, last set first, with SIGINT held
-    (:func:`~jitmagic.interrupts.interrupts_held`) until all are back; an exception that
-    still lands inside makes the whole put-back run again, and is raised after."""
+    """Put each place back, last first, SIGINT held; an exception landing redoes it all."""
     try:
         with interrupts_held():
             _set_originals(done)
@@ -134,8 +111,7 @@ _waits = threading.local()
 
 @contextmanager
 def one_measurement() -> Iterator[None]:
-    """Within, no other thread measures: one that is measuring is waited for (the seconds
-    waited are kept for :func:`seconds_waited`). Ctrl-C stops the wait on the main thread."""
+    """Within, no other thread measures (the wait kept for :func:`seconds_waited`)."""
     if not _MEASURING.acquire(blocking=False):
         begun = time.perf_counter()
         _MEASURING.acquire()
@@ -153,15 +129,13 @@ def one_measurement() -> Iterator[None]:
 
 
 def seconds_waited() -> float:
-    """The seconds this thread waited in :func:`one_measurement` for another thread's
-    measurement since it last asked (0.0: it never had to wait)."""
+    """The seconds this thread waited for another's measurement since it last asked."""
     waited, _waits.seconds = getattr(_waits, "seconds", 0.0), 0.0
     return waited
 
 
 def jit_label(helper: str) -> str:
-    """The name a helper's jit has in the program (``jit[name=mylayers.dense]``): the
-    helper's own full name, so that two ``__call__`` methods are told apart."""
+    """A helper's jit's name (``jit[name=mylayers.dense]``): its full name, told apart."""
     return helper.replace("#", "_")
 
 

@@ -1,16 +1,7 @@
-"""Which user function called which, read from a traced program's equations.
-
-An equation's traceback (innermost first) holds the function that built it and every
-caller, a chain of calls. A sub-jaxpr (a body, a rule, a nested jit) was traced on its
-own: its frames stop at the function traced, and the equation holding it says who
-called that; each distinct sub-jaxpr is read once, after its holder.
-
-Calls are counted by call site: the user frames above a function, each at a source
-position (line, column). A site in a loop is one however often it runs, a cached trace
-called from two sites is two, and copies of equations (``grad``'s) are no more sites.
-Where JAX inlines a jaxpr traced on its own (a checkpoint's forward part), its
-outermost user function (a *root*) has no caller.
-"""
+"""Which user function called which, read from a traced program's equations' frames (a
+sub-jaxpr's stop at its function; its holder says who called it), counted by call site:
+a site in a loop is one, a cached trace called from two is two. A jaxpr JAX inlines
+leaves its outermost user function (a *root*) without a caller."""
 
 from __future__ import annotations
 
@@ -31,10 +22,8 @@ from ..sampling.structure import traceback_codes
 class Calls:
     """One user function as the program shows it called: from where, and by whom."""
 
-    #: Its call sites (see the module's docstring): not its Python calls.
-    call_sites: int = 0
-    #: The user functions that call it, in order of first call.
-    callers: dict[types.CodeType, None] = field(default_factory=dict)
+    call_sites: int = 0  # not its Python calls
+    callers: dict[types.CodeType, None] = field(default_factory=dict)  # in order of first call
 
 
 @dataclass
@@ -42,8 +31,7 @@ class CallGraph:
     """Every user function seen in the program, in order of first call (outer first)."""
 
     functions: dict[types.CodeType, Calls] = field(default_factory=dict)
-    #: The roots of the top-level equations: the entry, and functions whose caller the
-    #: frames lost, in order of first equation.
+    #: The top-level equations' roots: the entry, and functions whose caller was lost.
     roots: dict[types.CodeType, None] = field(default_factory=dict)
 
     def adopt(self, entry: types.CodeType) -> None:
@@ -57,8 +45,7 @@ class CallGraph:
 
 def read_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
                stop: types.CodeType | None = None) -> CallGraph:
-    """The user calls in ``jaxpr`` and its sub-jaxprs; frames from ``stop`` out (the
-    caller of the trace, where JAX keeps them) are not the program's."""
+    """The user calls in ``jaxpr`` and its sub-jaxprs; frames from ``stop`` out are not its."""
     reader = _Reader(is_user, stop)
     reader.graph.roots = reader.visit(getattr(jaxpr, "jaxpr", jaxpr), ())
     return reader.graph
@@ -109,7 +96,7 @@ class _Reader:
 
     def _read(self, tb: Any, context: tuple[Site, ...],
               roots: dict[types.CodeType, None]) -> None:
-        """Note the calls on a traceback, outer first (the order they were made in)."""
+        """Note the calls on a traceback, outer first."""
         chain, complete = self._chain(tb)
         if not complete:  # frames the holder's own are the holder's, not called by it
             chain = chain[:len(chain) - _overlap(chain, context)]
@@ -121,9 +108,7 @@ class _Reader:
 
     def _call(self, code: types.CodeType, site: tuple[Site, ...]) -> None:
         """``code`` called under ``site`` (its caller first)."""
-        calls = self.graph.functions.get(code)
-        if calls is None:
-            calls = self.graph.functions[code] = Calls()
+        calls = self.graph.functions.setdefault(code, Calls())
         if site:  # no site: the entry, or a function whose frames lost their caller
             calls.callers.setdefault(site[0][0])
             if (code, site) not in self.sites:
@@ -131,8 +116,7 @@ class _Reader:
                 calls.call_sites += 1
 
     def _chain(self, tb: Any) -> tuple[tuple[Site, ...], bool]:
-        """The user frames on a traceback, innermost first, and whether it reached ``stop``
-        (then it holds its callers' frames itself)."""
+        """The user frames on a traceback, innermost first, and whether it reached ``stop``."""
         known = self.chains.get(tb)
         if known is None:
             frames, complete = [], False
@@ -148,24 +132,21 @@ class _Reader:
 
 
 def _overlap(chain: tuple[Site, ...], context: tuple[Site, ...]) -> int:
-    """How many outer frames of ``chain`` (a traceback that stops short) are the
-    innermost of its holder's ``context``: JAX traces a custom_vjp's backward rule under
-    its forward call's frames, which would make the caller its own caller."""
+    """How many outer frames of ``chain`` are the innermost of ``context`` (a custom_vjp's
+    backward rule is traced under its forward call's frames)."""
     for k in range(min(len(chain), len(context)), 0, -1):
         if chain[-k:] == context[:k]:
             return k
     return 0
 
 
-#: Primitives whose body is a kernel: a function of memory references that the
-#: primitive runs itself (``pl.pallas_call``), not one a ``jax.jit`` of its own can take.
+#: Primitives whose body is a kernel the primitive runs itself (no ``jax.jit`` can take it).
 KERNEL_PRIMITIVES = frozenset({"pallas_call"})
 
 
 def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
                   ) -> frozenset[types.CodeType]:
-    """The user functions whose every equation is inside a kernel primitive's body (a
-    Pallas kernel)."""
+    """The user functions whose every equation is inside a kernel body (Pallas)."""
     if not any(eqn.primitive.name in KERNEL_PRIMITIVES
                for current in distinct_jaxprs(jaxpr) for eqn in current.eqns):
         return frozenset()
@@ -188,12 +169,9 @@ def kernel_bodies(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
 
 @dataclass
 class Held:
-    """A user function a library primitive holds and runs itself (lineax's
-    ``linear_solve`` its operator's ``matvec``): only the primitive shows it was called."""
+    """A user function a library primitive holds and runs itself (lineax's ``matvec``)."""
 
-    #: The innermost user function on the holding equations (its caller), if any.
-    caller: types.CodeType | None
-    #: How many equations hold it, and which primitive: ``lineax's `linear_solve```.
+    caller: types.CodeType | None  # the innermost user function on the holding equations
     equations: int
     primitive: str
 
@@ -201,8 +179,7 @@ class Held:
 #: The primitives whose parameters are JAX's own (bodies and rules, not user functions).
 _JAX_OWN = frozenset({"jit", "pjit", "custom_jvp_call", "custom_vjp_call", "scan", "while",
                       "cond", "checkpoint", "remat", "closed_call", "core_call"})
-#: How deep into a parameter's containers and objects the search looks, and how many
-#: values it reads at most per equation (a parameter can hold a large pytree).
+#: How deep into a parameter the search looks, and how many values it reads at most.
 _HELD_DEPTH, _HELD_VALUES = 4, 2000
 
 
@@ -225,19 +202,14 @@ def held_functions(jaxpr: Any, is_user: Callable[[types.CodeType], bool]
                 continue  # most equations: no traceback read
             caller = _caller(eqn, is_user) or outer  # inside a jit: the frames stop there
             todo += [(sub, caller) for sub in subs]
-            for fn in held_here:
-                held = out.get(fn.__code__)
-                if held is None:
-                    out[fn.__code__] = Held(caller, 1, _primitive(eqn))
-                else:
-                    held.equations += 1
+            for fn in held_here:  # the first holder's caller and primitive kept
+                out.setdefault(fn.__code__, Held(caller, 0, _primitive(eqn))).equations += 1
     return out
 
 
 def _functions_in(values: Any, is_user: Callable[[types.CodeType], bool]
                   ) -> list[types.FunctionType]:
-    """The user functions among ``values``, their containers and attributes, within
-    :data:`_HELD_DEPTH` and :data:`_HELD_VALUES`."""
+    """The user functions among ``values``, their containers and attributes, bounded."""
     found: dict[types.CodeType, types.FunctionType] = {}
     todo: list[tuple[Any, int]] = [(v, 0) for v in values]
     seen: set[int] = set()
@@ -265,8 +237,7 @@ def _caller(eqn: Any, is_user: Callable[[types.CodeType], bool]) -> types.CodeTy
 
 
 def _primitive(eqn: Any) -> str:
-    """``lineax's `linear_solve```: the primitive and the innermost library on its
-    equation that is neither JAX nor a toolkit for making primitives (Equinox)."""
+    """``lineax's `linear_solve```: the primitive and the innermost library (not a toolkit)."""
     codes = traceback_codes(eqn.source_info.traceback)
     packages = [p for c in codes if (p := _package(c.co_filename)) is not None]
     own = [p for p in packages if p not in _TOOLKITS] or packages

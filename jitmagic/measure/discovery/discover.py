@@ -1,29 +1,20 @@
-"""Which of the user's functions a trace really calls, and where each one is bound.
-
-One plain trace of the entry from cleared caches: every equation keeps the frames it
-was traced under, so which user functions built equations, who called whom and from
-how many sites are read from the program (:mod:`.call_graph`). A user function
-(:class:`~.found.UserFunctions`) is a helper when another user frame sits above it; one
-that builds no equation is not found (a jit would have nothing to do).
-
-Where a helper is bound is read from live objects (:mod:`.live_objects`): a method, the
-class whose ``__dict__`` holds it; a function, the names its caller's globals bind to
-it (those the caller writes first), else its own module's global of its name. A
-``self`` made during the trace, not of a module library, is caught by a second trace
-(:func:`caught_selves`); a decorator's wrapper and the function it wraps are one helper,
-and a wrapper several functions share gives way to each (:func:`without_decorated`: it
-would put them under one jit, nesting being by code object); a trace that raises
-leaves no program, and
-:func:`~jitmagic.measure.variants.entry.plan_entry` asks :mod:`.profiled` instead.
-"""
+"""Which of the user's functions a trace really calls, and where each one is bound: one
+plain trace from cleared caches, read by :mod:`.call_graph`; bindings from live objects
+(:mod:`.live_objects`); a ``self`` made during the trace caught by a second trace; a
+decorator's wrapper and what it wraps one helper. A trace that raises leaves no program:
+:func:`profiled_discovery` then traces once under a ``sys.setprofile`` hook that counts
+user calls from user frames and reads their bindings off the live frames."""
 
 from __future__ import annotations
 
+import _lsprof
 import functools
 import gc
 import inspect
+import os
 import sys
 import types
+import warnings
 from collections.abc import Callable
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -34,6 +25,7 @@ import jax
 
 from ..._compat import jit_info
 from ...model.notes import Inline
+from ...usercode import PACKAGE_DIR
 from ..calls.arguments import holds_arrays
 from ..sampling.structure import distinct_jaxprs
 from .bindings import Binding
@@ -55,30 +47,31 @@ from .found import function_of
 from .found import global_bindings
 from .found import helper_name
 from .found import names_written
+from .found import sourceless_codes
 from .found import unique_names
 from .live_objects import Live
-from .live_objects import codes_behind
-from .live_objects import own_sourceless
+from .live_objects import functions_behind
+from .live_objects import user_entry
 
 
 def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
              extra_names: Iterable[str] = (), roots: Iterable[Any] = ()) -> Discovery:
-    """Trace ``jax.jit(fn, **jit_options)`` once from cleared caches and read its helpers;
-    ``roots``: more objects that may hold a helper's ``self``. An exception from the
-    user's code is returned in ``Discovery.error`` (``helpers`` then empty)."""
+    """Trace ``jax.jit(fn, **jit_options)`` once and read its helpers (``roots``: more
+    objects that may hold a ``self``); the user's exception is in ``Discovery.error``."""
     here = sys._getframe().f_code
-    jaxpr, error = _trace(fn, args, kwargs, jit_options)
+    jaxpr, error = trace_once(fn, args, kwargs, jit_options)
     if error is not None:
         return Discovery({}, error)
-    is_user = UserFunctions(extra_names, own_sourceless(fn))
+    is_user = UserFunctions(extra_names, sourceless_codes(user_entry(fn)))
     graph = read_calls(jaxpr, is_user, stop=here)
     held = _add_held(graph, held_functions(jaxpr, is_user))
     live = Live((fn, args, kwargs, *roots))
-    entry = next((code for code in codes_behind(fn) if code in graph.roots), None)
+    behind = [f.__code__ for f in functions_behind(fn)]
+    entry = next((code for code in behind if code in graph.roots), None)
     if entry is not None:  # the user's entry function among the program's roots
         graph.adopt(entry)
     found, unseen = _helpers(graph, live, entry)
-    found = without_decorated(found, live.functions.get, codes_behind(fn))
+    found = without_decorated(found, live.functions.get, behind)
     entry_space = live.globals_of(entry) if entry is not None else None
     found += rules_only(custom_calls(jaxpr, is_user), graph, live.globals_of,
                         [f.code for f in found], (entry_space or {}).get("__name__"))
@@ -96,8 +89,7 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
 
 
 def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.CodeType, str]:
-    """The functions library primitives hold that the program shows nowhere else, added
-    to ``graph`` as called by the holding equation's user function; by code, the primitive."""
+    """Add the functions only library primitives show, called by the holding user function."""
     out = {}
     for code, h in held.items():
         if code not in graph.functions and h.caller is not None:
@@ -106,7 +98,7 @@ def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.
     return out
 
 
-def _trace(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
+def trace_once(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
            ) -> tuple[Any, Exception | None]:
     """(the jaxpr, None) or (None, what the user's code raised), from cleared caches."""
     jax.clear_caches()
@@ -118,11 +110,9 @@ def _trace(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[
         jax.clear_caches()
 
 
-
 def _helpers(graph: CallGraph, live: Live, entry: types.CodeType | None,
              ) -> tuple[list[Found], dict[types.CodeType, type]]:
-    """The helpers of the call graph as ``Found`` records, and the methods whose
-    ``self`` no live object shows, with their classes."""
+    """The call graph's helpers, and the methods whose ``self`` no live object shows."""
     if entry is None:  # a library function as the entry: the first root stands for it
         entry = next((c for c in graph.roots if not graph.functions[c].callers), None)
     namespace = live.globals_of(entry) if entry is not None else None
@@ -162,8 +152,8 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
 
 
 def _self_of(klass: type | None, live: Live) -> tuple[type | None, bool, bool] | None:
-    """(the class of the method's ``self``, whether it holds arrays without being a
-    pytree, whether it was made before the call); None where no live object tells."""
+    """(``self``'s class, whether it holds arrays without being a pytree, whether it was
+    made before the call); None where no live object tells."""
     if klass is None:  # `self` of a function outside a class: nothing says what it was
         return None, False, False
     this = live.instance(klass)
@@ -182,8 +172,7 @@ _MODULE_PACKAGES = ("flax.linen", "flax.nnx", "haiku", "equinox")
 def _bindings(code: types.CodeType, klass: type | None, caller: types.CodeType,
               namespace: dict[str, Any] | None, own: dict[str, Any] | None,
               live: Live) -> list[Binding]:
-    """Where ``caller`` (globals ``namespace``) looks up ``code``: the attribute of its
-    defining class, where that holds it (or a checkpoint or jit of it); else a global."""
+    """Where ``caller`` looks up ``code``: its defining class's attribute, else a global."""
     raw = vars(klass).get(code.co_name) if klass is not None else None
     if klass is not None and code_of(raw) is code \
             and not isinstance(raw, staticmethod | classmethod):
@@ -195,16 +184,14 @@ def _bindings(code: types.CodeType, klass: type | None, caller: types.CodeType,
 def caught_selves(fn: Callable, args: tuple, kwargs: dict[str, Any],
                   jit_options: dict[str, Any], methods: dict[types.CodeType, type],
                   ) -> dict[types.CodeType, Any]:
-    """The first ``self`` each of ``methods`` (code → the class holding it) is called
-    with in one more trace (a ``self`` made inside the traced function, ``MLP(ws)(x)``,
-    is gone after the first), each method wrapped at its class to keep it."""
+    """The first ``self`` each of ``methods`` is called with in one more trace."""
     caught: dict[types.CodeType, Any] = {}
     swaps = []
     for code, klass in methods.items():
         raw = vars(klass)[code.co_name]
         swaps.append((Binding(klass, code.co_name), raw, _keeping_self(raw, code, caught)))
     with swapped(swaps):
-        _trace(fn, args, kwargs, jit_options)  # an error: the first trace passed, it stands
+        trace_once(fn, args, kwargs, jit_options)  # an error: the first trace passed, it stands
     return caught
 
 
@@ -222,8 +209,7 @@ def _keeping_self(raw: Any, code: types.CodeType, caught: dict[types.CodeType, A
     return keeping
 
 
-#: JAX's ``__call__`` of each custom-derivative class: its frame is on every equation a
-#: call of such a function traces (its body's, or its rules').
+#: JAX's ``__call__`` of each custom-derivative class: on every equation its call traces.
 _CALLS = {inspect.unwrap(kind.__call__).__code__: kind
           for kind in (jax.custom_vjp, jax.custom_jvp)}
 #: The primitives that hold a custom function's body and rules (their equations count).
@@ -241,11 +227,9 @@ class RuleCalls:
 
 def custom_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
                  ) -> dict[tuple[types.CodeType, type], RuleCalls]:
-    """By (the user function that called one, the custom class): the equations traced
-    under JAX's ``__call__`` of a custom_vjp or custom_jvp function, sub-jaxprs included.
-    Under ``jax.grad`` JAX runs a custom_vjp's rules instead of its body, so a helper
-    whose body builds no equation (``clip_gradient``) is in no other frame read; that
-    ``__call__`` frame still sits between the user's call and the rules' equations."""
+    """By (the calling user function, the custom class): the equations traced under
+    JAX's ``__call__`` of a custom_vjp/jvp function (under ``grad`` only its rules may build
+any)."""
     out: dict[tuple[types.CodeType, type], RuleCalls] = {}
     for current in distinct_jaxprs(jaxpr):
         for eqn in current.eqns:
@@ -262,8 +246,7 @@ def custom_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
 
 def _caller(tb: Any, is_user: Callable[[types.CodeType], bool],
             ) -> tuple[tuple[types.CodeType, type], Any] | None:
-    """((the user function, the custom class), its call site) of the innermost custom
-    call on a traceback; None where it holds none, or no user frame calls it."""
+    """((the user function, the custom class), its call site) of the innermost custom call."""
     codes, offsets = tb.raw_frames()
     for i, code in enumerate(codes):
         kind = _CALLS.get(code)
@@ -278,9 +261,7 @@ def _caller(tb: Any, is_user: Callable[[types.CodeType], bool],
 def rules_only(calls: dict[tuple[types.CodeType, type], RuleCalls], graph: CallGraph,
                namespaces: Callable[[types.CodeType], dict[str, Any] | None],
                known: Iterable[types.CodeType], entry_module: str | None) -> list[Found]:
-    """The custom functions user functions call by a global name whose body built no
-    equation (not in ``graph`` nor ``known``) though their rules did, each with why it
-    stays inline (``Found.rules_only``)."""
+    """The custom functions whose rules built equations but whose body did not, with why."""
     out, done = [], set(known)
     for (caller, kind), traced in calls.items():
         space = namespaces(caller) or {}
@@ -302,8 +283,7 @@ def rules_only(calls: dict[tuple[types.CodeType, type], RuleCalls], graph: CallG
 
 
 def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> Inline:
-    """Why a custom function whose rules alone add equations stays inline: its rules by
-    name, and what they add where (``traced``: counted for this function alone)."""
+    """Why a custom function whose rules alone add equations stays inline."""
     equations = traced.equations if traced else None
     sites = len(traced.sites) if traced else 0
     kind, rules = (("custom_vjp", ("fwd", "bwd")) if isinstance(fn, jax.custom_vjp)
@@ -314,8 +294,7 @@ def _why(fn: Any, caller: types.CodeType, traced: RuleCalls | None) -> Inline:
 
 def without_decorated(found: list[Found], live_function: Callable[[types.CodeType], Any],
                       entry_codes: Iterable[types.CodeType]) -> list[Found]:
-    """``found`` with each decorator's wrapper and the function it wraps made one helper;
-    ``live_function``: a live function of a code object, or None."""
+    """``found`` with each decorator's wrapper and what it wraps made one helper."""
     by_code = {f.code: f for f in found}
     entry = set(entry_codes)
     dropped: set[types.CodeType] = set()
@@ -341,9 +320,7 @@ def without_decorated(found: list[Found], live_function: Callable[[types.CodeTyp
 
 def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
                 ) -> dict[types.CodeType, list[Binding]]:
-    """The functions found that ``f``'s function objects wrap, by code, each with the
-    bindings of ``f`` holding its wrapper: a bound wrapper's and ``live``'s, then (where
-    one wraps a function found) every other function object of ``f``'s code."""
+    """The found functions ``f``'s function objects wrap, by code, with ``f``'s bindings."""
     out: dict[types.CodeType, list[Binding]] = {}
     held = [(b, function_of(b.original)) for b in f.bindings]
     for binding, fn in [*held, (None, live)]:
@@ -362,9 +339,8 @@ def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
 
 def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Found],
               key: str | None = None, closure: bool = False) -> types.CodeType | None:
-    """The code of the function found that ``fn`` (of code ``wrapper``) runs: its
-    ``__wrapped__``, else (with ``closure``, or bound under ``key``, that function's
-    name) the one its closure holds."""
+    """The found function's code ``fn`` runs: its ``__wrapped__``, else (``closure``, or
+    bound under its name) the one its closure holds."""
     if not isinstance(fn, types.FunctionType) or fn.__code__ is not wrapper:
         return None
     inner: Any = getattr(fn, "__wrapped__", None)
@@ -380,3 +356,119 @@ def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Fo
         return None
     code = held.pop()
     return code if closure or key == code.co_name else None
+
+
+class ProfileHook:
+    """Counts calls of user code made from user code, and finds their bindings."""
+
+    def __init__(self, extra_names: Iterable[str] = (),
+                 own: Iterable[types.CodeType] = ()):
+        self.is_user = UserFunctions(extra_names, own)
+        self.found: dict[types.CodeType, Found] = {}
+        self.searched: set[tuple[types.CodeType, int]] = set()
+        self.sites: set[tuple] = set()
+        self.stop: types.FrameType | None = None
+        self.entry_module: str | None = None
+
+    def __call__(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        code = frame.f_code
+        if event != "call" or not self.is_user(code):
+            return
+        caller = self._user_caller(frame)
+        if caller is None:  # the entry itself
+            self.entry_module = self.entry_module or frame.f_globals.get("__name__")
+            return
+        found = self.found.get(code)
+        if found is None:
+            name = helper_name(code, frame.f_globals.get("__name__"), self.entry_module)
+            found = self.found[code] = Found(name, code)
+            if code.co_argcount and code.co_varnames[0] == "self":
+                this = frame.f_locals.get("self")
+                found.self_type, found.self_holds_arrays = type(this), holds_arrays(this)
+        first = not found.call_sites
+        site = (code, self._site(caller))
+        if site not in self.sites:
+            self.sites.add(site)
+            found.call_sites += 1
+        key = (code, id(caller.f_globals))
+        if key not in self.searched:
+            self.searched.add(key)
+            found.bind(find_bindings(code, frame, caller), first)
+
+    def _site(self, caller: types.FrameType | None) -> tuple:
+        """The call site: the user frames from ``caller`` out, at their positions."""
+        out = []
+        while caller is not None:
+            out.append((caller.f_code, _position(caller.f_code, caller.f_lasti)))
+            caller = self._user_caller(caller)
+        return tuple(out)
+
+    def _user_caller(self, frame: types.FrameType) -> types.FrameType | None:
+        f = frame.f_back
+        while f is not None and f is not self.stop:
+            if self.is_user(f.f_code):
+                return f
+            f = f.f_back
+        return None
+
+
+def find_bindings(code: types.CodeType, frame: types.FrameType,
+                  caller: types.FrameType) -> list[Binding]:
+    """Where ``caller`` looks up the function running ``code`` in ``frame``."""
+    klass = _method_class(code, frame)
+    if klass is not None:
+        return [Binding(klass, code.co_name)]
+    keys = [k for k, v in list(caller.f_globals.items()) if code_of(v) is code]
+    return global_bindings(code, caller.f_code, caller.f_globals, keys, frame.f_globals)
+
+
+def _method_class(code: types.CodeType, frame: types.FrameType) -> type | None:
+    """The class whose attribute holds ``code`` where it runs as a method of its first argument."""
+    first = frame.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
+    if first is None or isinstance(first, type):
+        return None
+    return next((k for k in type(first).__mro__ if code_of(vars(k).get(code.co_name)) is code),
+                None)
+
+
+def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
+                       jit_options: dict[str, Any], extra_names: Iterable[str] = ()
+                       ) -> Discovery:
+    """Trace ``fn`` once under the hook; the user's exception is in ``Discovery.error``."""
+    recorder = ProfileHook(extra_names, sourceless_codes(user_entry(fn)))
+    recorder.stop = sys._getframe()
+    previous = sys.getprofile()
+    sys.setprofile(recorder)
+    try:
+        jaxpr, error = trace_once(fn, args, kwargs, jit_options)
+    finally:
+        restore_profiler(previous, fn)
+    return Discovery(unique_names(recorder.found.values()), error, jaxpr, profiled=True)
+
+
+def restore_profiler(previous: Any, fn: Callable) -> None:
+    """Put back the profiler that ran before: a C-level one by ``enable()``, a
+    function as it was, any other left off with a warning."""
+    if isinstance(previous, _lsprof.Profiler) or (
+            previous is not None and not callable(previous)
+            and callable(getattr(previous, "enable", None))):
+        sys.setprofile(None)
+        previous.enable()
+    elif previous is None or callable(previous):
+        sys.setprofile(previous)
+    else:
+        sys.setprofile(None)
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+        warnings.warn(f"jitmagic: the profiler that was running ({type(previous).__name__}) "
+                      f"cannot be put back after tracing `{name}`: it is off now; start it "
+                      "again", RuntimeWarning, stacklevel=_outside_jitmagic())
+
+
+def _outside_jitmagic() -> int:
+    """The ``stacklevel`` of the nearest caller outside jitmagic."""
+    level = 2
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            PACKAGE_DIR):
+        level, frame = level + 1, frame.f_back
+    return level

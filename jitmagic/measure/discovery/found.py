@@ -1,5 +1,4 @@
-"""What discovery finds about a helper, and the rules about code objects every way of
-finding helpers shares (which code is the user's, the code behind a value, names)."""
+"""What discovery finds about a helper, and the rules on code objects its ways share."""
 
 from __future__ import annotations
 
@@ -31,27 +30,18 @@ class Found:
 
     name: str
     code: types.CodeType
-    #: Its distinct call sites in the program (:mod:`.call_graph`), not its Python calls.
-    call_sites: int = 0
+    call_sites: int = 0  # in the program (:mod:`.call_graph`), not its Python calls
     bindings: list[Binding] = field(default_factory=list)
-    #: The class of ``self`` where it ran as a method (for saying why it stays inline).
-    self_type: type | None = None
-    #: Whether that ``self`` held arrays without being a pytree (jit cannot take it).
-    self_holds_arrays: bool = False
-    #: Whether an instance of that class was made before the call (a linen module
-    #: ``apply`` runs is a clone, made from its own class, not looked up by a name).
+    self_type: type | None = None  # where it ran as a method: its ``self``'s class
+    self_holds_arrays: bool = False  # that ``self`` holds arrays without being a pytree
+    #: Whether a ``self`` was made before the call (not a clone linen's ``apply`` made).
     self_made_before: bool = False
-    #: Whether it runs only as a kernel's body (inside ``pallas_call``).
-    kernel: bool = False
-    #: The library primitive that holds it and runs it itself, where only it shows it.
-    held_by: str | None = None
-    #: Why it stays inline, for a custom_vjp/jvp function only whose rules built
-    #: equations (:func:`~.discover.rules_only`).
-    rules_only: Note | None = None
+    kernel: bool = False  # it runs only as a kernel's body (inside ``pallas_call``)
+    held_by: str | None = None  # the library primitive that alone shows it, running it
+    rules_only: Note | None = None  # why a custom_vjp/jvp whose rules alone built stays inline
 
     def bind(self, bindings: Iterable[Binding], first: bool) -> None:
-        """Add the ``bindings`` not yet known; those of its ``first`` caller name it as
-        that caller writes it (:func:`as_called`)."""
+        """Add the ``bindings`` not yet known; its ``first`` caller's name it as written there."""
         for b in bindings:
             if b not in self.bindings:
                 self.bindings.append(b)
@@ -61,9 +51,7 @@ class Found:
 
 @dataclass
 class Discovery:
-    """What the discovery trace found: helpers by name, in order of first call; the flat
-    ``jaxpr`` it traced (None where it raised); how many ``traces``; whether the helpers
-    came from the ``profiled`` trace."""
+    """What the discovery trace found: helpers by name, its ``jaxpr``, how many traces."""
 
     helpers: dict[str, Found]
     error: BaseException | None = None
@@ -73,9 +61,9 @@ class Discovery:
 
 
 class UserFunctions:
-    """Which code objects are functions of the user's (decided once each): user code
-    less dunders but ``__call__``, comprehensions, module bodies, generators. A ``--nest``
-    name (``extra``) and the entry's ``own`` code count even without a file of their own."""
+    """Which code objects are the user's functions, decided once each: user code less
+    dunders (but ``__call__``), comprehensions, module bodies, generators; ``--nest`` names
+    (``extra``) and the entry's ``own`` code count without a file."""
 
     def __init__(self, extra: Iterable[str] = (), own: Iterable[types.CodeType] = ()):
         self.extra = set(extra)
@@ -83,10 +71,9 @@ class UserFunctions:
         self.known: dict[types.CodeType, bool] = {}
 
     def __call__(self, code: types.CodeType) -> bool:
-        user = self.known.get(code)
-        if user is None:
-            user = self.known[code] = self._judge(code)
-        return user
+        if code not in self.known:
+            self.known[code] = self._judge(code)
+        return self.known[code]
 
     def _judge(self, code: types.CodeType) -> bool:
         name = code.co_name
@@ -107,9 +94,8 @@ def entry_namespace(entry: types.FunctionType | None) -> dict[str, Any] | None:
 
 
 def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeType]:
-    """The code compiled from a string that is the user's (as ``--lines`` decides), in
-    ``entry``'s namespace and the user's imported modules: functions, their classes'
-    methods and what is defined inside them."""
+    """The user's code compiled from a string (as ``--lines`` decides) in
+    ``entry``'s namespace and the user's modules, with what is defined inside."""
     if entry is None:
         return frozenset()
     own = entry_namespace(entry)
@@ -129,8 +115,7 @@ def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeTy
 
 
 def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
-    """The code compiled from a string of the functions ``namespace`` holds, and of its
-    own classes' methods."""
+    """The string-compiled code of the functions and own classes' methods in ``namespace``."""
     values = list(namespace.values())
     functions = [v for v in values if isinstance(v, types.FunctionType)]
     for value in values:
@@ -141,8 +126,7 @@ def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
 
 
 def helper_name(code: types.CodeType, module: str | None, entry_module: str | None) -> str:
-    """``f``, ``Block.__call__``, ``mylayers.dense``: named from its innermost
-    ``<locals>`` on, with its module's last part where that is not the entry's."""
+    """``f``, ``Block.__call__``, ``mylayers.dense`` (a module other than the entry's)."""
     qualname = printable(code.co_qualname.rsplit("<locals>.", 1)[-1])
     if module in (entry_module, "__main__", None):
         return qualname
@@ -150,8 +134,7 @@ def helper_name(code: types.CodeType, module: str | None, entry_module: str | No
 
 
 def as_called(name: str, code: types.CodeType, binding: Binding) -> str:
-    """A function bound to a global under another name (``f = lambda x: ...``,
-    ``step = jax.jit(plain)``) is named as its callers write it."""
+    """A function bound to a global under another name, named as its callers write it."""
     qualname = code.co_qualname.rsplit("<locals>.", 1)[-1]
     if isinstance(binding.owner, dict) and binding.key != code.co_name:
         return name[: len(name) - len(qualname)] + binding.key
@@ -161,8 +144,8 @@ def as_called(name: str, code: types.CodeType, binding: Binding) -> str:
 def global_bindings(code: types.CodeType, caller: types.CodeType,
                     namespace: dict[str, Any] | None, keys: list[str],
                     own: dict[str, Any] | None) -> list[Binding]:
-    """The ``keys`` of ``namespace`` holding ``code`` as bindings, those ``caller`` writes
-    where it writes one; else its own module's global of its name."""
+    """The ``keys`` of ``namespace`` holding ``code`` (those ``caller`` writes, where
+    any), else its own module's global of its name."""
     found = [Binding(namespace, k) for k in keys]
     found = [b for b in found if b.key in names_written(caller)] or found
     if not found and own is not None and code_of(own.get(code.co_name)) is code:
@@ -185,14 +168,14 @@ def unique_names(found: Iterable[Found]) -> dict[str, Found]:
 
 @functools.lru_cache(maxsize=4096)
 def names_written(code: types.CodeType) -> frozenset[str]:
-    """The global names ``code`` looks up, its comprehensions' and generators' included."""
+    """The global names ``code`` looks up, its comprehensions' included."""
     inner = (names_written(c) for c in code.co_consts if isinstance(c, types.CodeType)
              and c.co_name in NOT_FUNCTIONS)
     return frozenset(code.co_names).union(*inner)
 
 
 def code_of(value: Any) -> types.CodeType | None:
-    """The code object behind a function, a method descriptor, or a JAX wrapper of one."""
+    """The code behind a function, a method descriptor, or a JAX wrapper of one."""
     fn = function_of(value)
     return fn.__code__ if fn is not None else None
 
@@ -217,8 +200,7 @@ def function_of(value: Any) -> types.FunctionType | None:
 
 
 def _checkpointed(fn: types.FunctionType) -> bool:
-    """Whether ``fn`` is the wrapper ``jax.checkpoint`` returns (its closure holds JAX's
-    ``fun_remat``): nesting it jits the checkpointed function where the name binds it."""
+    """Whether ``fn`` is ``jax.checkpoint``'s wrapper (its closure holds ``fun_remat``)."""
     return getattr(fn, "__wrapped__", None) is not None and any(
         getattr(getattr(c, "cell_contents", None), "__name__", "") == "fun_remat"
         for c in fn.__closure__ or ())

@@ -1,8 +1,5 @@
-"""The functions, classes and instances behind code objects, found lazily from what
-the entry reaches (a program names its functions by code object only): functions in
-the namespaces they see; a code object's globals (its function's, a same-file
-function's, its module's); instances the entry and its arguments hold, walked breadth
-first and bounded; and the class whose ``__dict__`` holds a method's code."""
+"""The functions, classes and instances behind code objects, found lazily from what the
+entry reaches (namespaces, globals, instances walked breadth first and bounded)."""
 
 from __future__ import annotations
 
@@ -27,10 +24,8 @@ from .found import closure_values
 from .found import code_of
 from .found import function_of
 from .found import names_written
-from .found import sourceless_codes
 
-#: At most this many objects are visited looking for instances, this deep, and this
-#: many items of one container (a list of a million arrays holds no layer).
+#: The most objects visited looking for instances, how deep, and items of one container.
 MAX_OBJECTS = 20_000
 MAX_DEPTH = 8
 MAX_ITEMS = 1_000
@@ -56,11 +51,8 @@ class Live:
         self._by_file: dict[str, dict[str, Any]] | None = None
         self._later: list[types.CodeType] = []
 
-    # --- globals ------------------------------------------------------------------
-
     def globals_of(self, code: types.CodeType, walk: bool = True) -> dict[str, Any] | None:
-        """The globals ``code`` runs in (None: nothing live says); ``walk``: look among the
-        objects the roots reach too, not only in the namespaces known."""
+        """The globals ``code`` runs in (None: unknown); ``walk``: search reached objects too."""
         found = self._known_globals(code)
         if found is None and self._advance(lambda: self._known_globals(code) is not None,
                                            walk):
@@ -81,8 +73,7 @@ class Live:
         return self._by_file.get(filename)
 
     def keys_holding(self, namespace: dict[str, Any], code: types.CodeType) -> list[str]:
-        """The keys of ``namespace`` whose values run ``code`` (a function, a method
-        descriptor, a JAX wrapper of one), in the namespace's order."""
+        """The keys of ``namespace`` whose values run ``code``, in order."""
         index = self._index.get(id(namespace))
         if index is None:
             index = self._index[id(namespace)] = {}
@@ -92,11 +83,8 @@ class Live:
                     index.setdefault(found, []).append(key)
         return index.get(code, [])
 
-    # --- classes and instances ------------------------------------------------------
-
     def defining_class(self, code: types.CodeType) -> type | None:
-        """The class whose ``__dict__`` holds the method ``code`` under its name, maybe
-        wrapped (None: defined outside a class)."""
+        """The class whose ``__dict__`` holds the method ``code``, maybe wrapped."""
         if "." not in code.co_qualname.rsplit("<locals>.", 1)[-1]:
             return None
         owner = code.co_qualname.rsplit(".", 1)[0]
@@ -117,8 +105,7 @@ class Live:
         return next((obj for obj in self._reach() if isinstance(obj, klass)), None)
 
     def add_globals_of(self, codes: Iterable[types.CodeType]) -> None:
-        """Walk also the globals ``codes`` look up (``HOLDER`` in ``HOLDER.scale(x)``),
-        once what the roots reach is walked."""
+        """Walk also the globals ``codes`` look up, once the roots' objects are walked."""
         self._later.extend(codes)
 
     def _reach(self) -> Iterator[Any]:
@@ -128,11 +115,8 @@ class Live:
             yield self.reached[i]
             i += 1
 
-    # --- the walks ----------------------------------------------------------------------
-
     def _advance(self, done: Any, walk: bool = True) -> bool:
-        """Scan namespaces, then (``walk``) objects, until ``done()``; whether it came
-        true."""
+        """Scan namespaces, then (``walk``) objects, until ``done()``; whether it came true."""
         while True:
             while self._spaces:
                 self._scan(self._spaces.popleft())
@@ -142,8 +126,7 @@ class Live:
                 return False
 
     def _step(self) -> bool:
-        """Walk on (breadth first, then :meth:`add_globals_of`'s globals) to the next
-        instance or user class; False when the walk is over."""
+        """Walk on to the next instance or user class; False when the walk is over."""
         while True:
             while self._queue and len(self._seen) < MAX_OBJECTS:
                 obj, depth = self._queue.popleft()
@@ -166,10 +149,10 @@ class Live:
                                    if k in namespace)
 
     def _children(self, obj: Any) -> list[Any]:
-        """What an object holds: a function its closure and defaults, a container its
-        items, an instance its attributes (and its class's ``__call__``)."""
-        if isinstance(obj, types.FunctionType):
-            self._note(obj)
+        """What an object holds: closure and defaults, items, or attributes and ``__call__``."""
+        if isinstance(obj, types.FunctionType):  # known, and its globals scanned when asked
+            self._know(obj)
+            self._queue_space(obj.__globals__)
             return [*closure_values(obj), *(obj.__defaults__ or ())]
         if isinstance(obj, types.MethodType):
             return [obj.__func__, obj.__self__]
@@ -185,11 +168,6 @@ class Live:
         call = getattr(type(obj), "__call__", None)  # noqa: B004 (the class's own)
         return [f for f in (wrapped, call) if isinstance(f, types.FunctionType)] \
             + _attributes(obj)
-
-    def _note(self, fn: types.FunctionType) -> None:
-        """Know ``fn`` and its file's globals, and scan its globals when asked."""
-        self._know(fn)
-        self._queue_space(fn.__globals__)
 
     def _know(self, fn: types.FunctionType) -> None:
         self.functions.setdefault(fn.__code__, fn)
@@ -237,8 +215,7 @@ def _resolve(namespace: dict[str, Any] | None, path: list[str]) -> type | None:
 
 
 def _classes_holding(code: types.CodeType) -> Iterator[type]:
-    """The classes whose ``__dict__`` holds a function of ``code``, asked of the garbage
-    collector (a heap scan: the last resort)."""
+    """The classes holding a function of ``code`` (or its wrapper), asked of the gc."""
     found = [f for f in gc.get_referrers(code)
              if isinstance(f, types.FunctionType) and f.__code__ is code]
     for _ in range(3):  # the function, or a wrapper of it (functools.wraps), in a class
@@ -250,7 +227,7 @@ def _classes_holding(code: types.CodeType) -> Iterator[type]:
 
 
 def _user_class(value: Any) -> bool:
-    """Whether ``value`` is a class with methods of the user's (its ``__dict__`` is scanned)."""
+    """Whether ``value`` is a class with methods of the user's."""
     return isinstance(value, type) and any(
         (fn := innermost(v)) is not None and user_file(fn.__code__.co_filename)
         for v in list(vars(value).values()))
@@ -263,8 +240,7 @@ def _user_module(value: Any) -> bool:
 
 
 def _one_module(filename: str) -> bool:
-    """Whether all code of this file runs in one namespace: a real file or a cell, not
-    ``<string>`` (which ``exec`` gives code of any namespace)."""
+    """Whether all code of this file runs in one namespace (not ``<string>``)."""
     return not filename.startswith("<") or filename.startswith(CELL_PREFIXES)
 
 
@@ -277,27 +253,15 @@ def _attributes(obj: Any) -> list[Any]:
     return list(attrs.values()) if isinstance(attrs, dict) else []
 
 
-def own_sourceless(fn: Callable) -> frozenset[types.CodeType]:
-    """:func:`~.found.sourceless_codes` of :func:`user_entry`."""
-    return sourceless_codes(user_entry(fn))
-
-
 def user_entry(fn: Callable) -> types.FunctionType | None:
-    """The user's function behind an entry (past jitmagic's wrappers, partials, callable
-    instances): the first compiled from a string, else the first in a user's file."""
+    """The user's function behind an entry: the first from a string, else in a user's file."""
     behind = list(functions_behind(fn))
     return next((f for f in behind if sourceless(f.__code__.co_filename)),
                 next((f for f in behind if user_file(f.__code__.co_filename)), None))
 
 
-def codes_behind(fn: Any, depth: int = 4) -> Iterator[types.CodeType]:
-    """The code of :func:`functions_behind` a callable."""
-    return (f.__code__ for f in functions_behind(fn, depth))
-
-
 def functions_behind(fn: Any, depth: int = 4) -> Iterator[types.FunctionType]:
-    """The functions behind a callable, nearest first: its own, what it wraps (through
-    wrappers, partials, methods, ``__call__``) and what its closure holds."""
+    """The functions behind a callable, nearest first, through wrappers and closures."""
     queue: deque[tuple[Any, int]] = deque([(fn, 0)])
     seen: set[int] = set()
     while queue:

@@ -1,25 +1,30 @@
-"""Which frames are the user's, and jaxpr equations counted per user source line
-(own and inclusive, each distinct sub-jaxpr once), with the constants each line's
-equations read, and StableHLO ops per line from a lowering's ``loc(...)`` entries: the
-counts ``--lines`` shows."""
+"""What ``--lines`` counts per user source line: jaxpr equations (own and inclusive) with
+the constants they read, StableHLO ops, and the loops: Python's in the source (read,
+never run) and JAX's in the program (with a scan's ``unroll``: XLA gets that many
+copies of the body per step), so a JAX loop is never taken for a Python one.
+"""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import gc
+import linecache
 import re
 import types
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 from typing import NamedTuple
 
 from ..._compat import frame_line
 from ...model.lines import FunctionSpan
+from ...model.lines import LoopCall
+from ...model.lines import LoopSpan
 from ...usercode import sourceless
 from ...usercode import user_file
 from ...usercode import users_namespace
-from ..sampling.structure import constants_of
-from ..sampling.structure import constants_read
-from ..sampling.structure import sub_jaxprs
+from ..sampling import structure
 
 Key = tuple[str, int]
 
@@ -32,13 +37,12 @@ class UserCode:
         self.entry_code = entry_code
         self.entry_namespace = entry_namespace  # where the entry has no file of its own
         self.codes: dict[types.CodeType, bool] = {}
-        self._frames: dict[tuple[types.CodeType, int], Key | None] = {}
+        self._frames: dict[tuple[types.CodeType, int], Key] = {}
         self._stacks: dict[Any, tuple[tuple[Key, ...], types.CodeType | None]] = {}
 
     def is_user(self, code: types.CodeType, namespace: dict[str, Any] | None = None) -> bool:
-        """Whether ``code`` is the user's, decided once per code object; code without a
-        source file (``exec``, NamedTuple methods) where its globals (``namespace``, else
-        a function's holding it) are the user's, as discovery decides."""
+        """Whether ``code`` is the user's, decided once per code object; sourceless
+        code (``exec``) by its globals (``namespace``, else a function's), as discovery decides."""
         known = self.codes.get(code)
         if known is None:
             name = code.co_filename
@@ -56,43 +60,37 @@ class UserCode:
 
     def cut_at(self, traceback: Any) -> types.CodeType | None:
         """The outermost user function on a traceback JAX cut short of the entry (a
-        ``jax.checkpoint``'s own); None where it reaches the entry or holds none."""
+        ``jax.checkpoint``'s own; None: it reaches the entry or holds none)."""
         return self._read(traceback)[1]
 
     def _read(self, traceback: Any) -> tuple[tuple[Key, ...], types.CodeType | None]:
-        """(:meth:`stack`, :meth:`cut_at`) of a traceback, cached."""
         if traceback is None:
             return (), None
-        cached = self._stacks.get(traceback)
-        if cached is None:
-            cached = self._stacks[traceback] = self._walk(*traceback.raw_frames())
-        return cached
+        if traceback not in self._stacks:
+            self._stacks[traceback] = self._walk(*traceback.raw_frames())
+        return self._stacks[traceback]
 
     def _walk(self, codes: list, lastis: list) -> tuple[tuple[Key, ...], types.CodeType | None]:
         keys: list[Key] = []
         outermost = None
         for code, lasti in zip(codes, lastis, strict=True):
             if self.is_user(code):
-                key = self._frames.get((code, lasti))
-                if key is None:
-                    line = frame_line(code, lasti)
-                    key = self._frames[(code, lasti)] = (code.co_filename, line)
-                keys.append(key)
+                if (code, lasti) not in self._frames:
+                    self._frames[(code, lasti)] = (code.co_filename, frame_line(code, lasti))
+                keys.append(self._frames[(code, lasti)])
                 outermost = code
             if code is self.entry_code:
                 return tuple(keys), None
         return tuple(keys), outermost
 
     def spans(self, calls: Counter | None = None) -> tuple[FunctionSpan, ...]:
-        """The user functions seen, with their line ranges and fresh calls (None
-        without ``calls``: no hook counted them)."""
-        out = []
-        for code, user in self.codes.items():
-            if user:
-                last = max((ln for _, _, ln in code.co_lines() if ln), default=code.co_firstlineno)
-                out.append(FunctionSpan(code.co_qualname, code.co_filename, code.co_firstlineno,
-                                        last, None if calls is None else calls[code]))
-        return tuple(out)
+        """The user functions seen, with their line ranges and fresh calls."""
+        return tuple(
+            FunctionSpan(code.co_qualname, code.co_filename, code.co_firstlineno,
+                         max((ln for _, _, ln in code.co_lines() if ln),
+                             default=code.co_firstlineno),
+                         None if calls is None else calls[code])
+            for code, user in self.codes.items() if user)
 
 
 def _globals_of(code: types.CodeType) -> dict[str, Any] | None:
@@ -102,9 +100,7 @@ def _globals_of(code: types.CodeType) -> dict[str, Any] | None:
 
 
 class LineCounts(NamedTuple):
-    """:func:`count_equations`' counts per user line: equations owned and inclusive, the
-    constants read inclusively, ``{id: bytes}`` (one read twice counts once), and every
-    constant the program reads."""
+    """:func:`count_equations`' counts per user line; constants as ``{id: bytes}``."""
 
     own: Counter
     inclusive: Counter
@@ -117,15 +113,16 @@ class LineCounts(NamedTuple):
 
 
 def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
-    """Equations (own, inclusive) and constants per user line, each distinct sub-jaxpr
-    once; ``jaxpr`` closed, for its constants. A sub-jaxpr's *context*, the lines of
-    every equation calling it, counts inclusively (a nested jit's equations carry only
-    the helper's frames); an equation with no user frame is owned by its holder's line,
-    so the own counts add up to every equation."""
-    values = constants_of(jaxpr)
+    """Equations (own, inclusive) and constants per user line of a closed jaxpr,
+    each distinct sub-jaxpr once. A sub-jaxpr's *context*, the lines of every equation
+    calling it, counts inclusively; an equation with no user frame is owned by its holder's
+    line, so the own counts add up to every equation."""
+    values = structure.constants_of(jaxpr)
     order, callers, owner = _sub_jaxprs(jaxpr.jaxpr if hasattr(jaxpr, "consts") else jaxpr,
                                         user)
-    context = _contexts(order, callers)
+    context: dict[int, frozenset[Key]] = {}
+    for j in order:
+        _context(id(j), callers, context)
     callers_of = _callers_of_cut_functions(order, user, context)
     counts = LineCounts(own=Counter(), inclusive=Counter(), constants={}, every_constant={},
                         own_constants={}, in_loops=Counter())
@@ -138,78 +135,61 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
             counts.inclusive.update(lines)
             if id(j) in looped:
                 counts.in_loops.update(lines & looped[id(j)])
-            _count_constants(counts, constants_read(eqn, values), line, lines)
+            read = structure.constants_read(eqn, values)
+            counts.every_constant.update(read)
+            for key in lines if read else ():
+                counts.constants.setdefault(key, {}).update(read)
+            if read and line is not None:
+                counts.own_constants.setdefault(line, {}).update(read)
     return counts
 
 
-def _contexts(order: list[Any], callers: dict[int, list[tuple[frozenset[Key], int]]],
-              ) -> dict[int, frozenset[Key]]:
-    """Each jaxpr's context (:func:`_context`), by id."""
-    context: dict[int, frozenset[Key]] = {}
-    for j in order:
-        _context(id(j), callers, context)
-    return context
-
-
 def _lines_of(eqn: Any, user: UserCode, owner: Key | None, context: frozenset[Key],
-              callers_of: dict[types.CodeType, frozenset[Key]]) -> tuple[Key | None, set[Key]]:
-    """The user line owning ``eqn`` (its innermost user frame, else ``owner``), and the
-    lines it counts for inclusively: its traceback's, ``context``, a cut function's
-    callers, and the owner."""
+              callers_of: dict[types.CodeType | None, frozenset[Key]],
+              ) -> tuple[Key | None, set[Key]]:
+    """The user line owning ``eqn`` (else ``owner``), and the lines it counts for
+    inclusively: its traceback's, ``context``, a cut function's callers, the owner."""
     stack = user.stack(eqn.source_info.traceback)
     line = stack[0] if stack else owner
     cut = user.cut_at(eqn.source_info.traceback)
-    outer = callers_of.get(cut, frozenset()) if cut is not None else frozenset()
-    lines: set[Key] = set(stack) | context | outer
-    lines |= {line} if line is not None else set()
-    return line, lines
+    lines: set[Key] = set(stack) | context | callers_of.get(cut, frozenset())
+    return line, lines | ({line} if line is not None else set())
 
 
-def _count_constants(counts: LineCounts, read: dict[int, int], line: Key | None,
-                     lines: set[Key]) -> None:
-    """Add the constants one equation reads (``{id: bytes}``) to the program's, to each of
-    ``lines``' inclusive ones and to its owner ``line``'s own."""
-    counts.every_constant.update(read)
-    for key in lines if read else ():
-        counts.constants.setdefault(key, {}).update(read)
-    if read and line is not None:
-        counts.own_constants.setdefault(line, {}).update(read)
-
-
-#: The loop primitives, whose bodies are in the program once however often they run.
-LOOPS = ("scan", "while")
+#: The loop primitives, and the jaxpr parameters that hold their bodies (in the program
+#: once however often they run).
+_BODIES = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}
 
 
 def _loop_bodies(order: list[Any], user: UserCode, context: dict[int, frozenset[Key]]
                  ) -> dict[int, frozenset[Key]]:
-    """For each jaxpr of ``order`` inside a JAX loop's body, the user lines outside that
-    loop (the loop equation's and its callers'), for which the body is in the program
-    once however often a Python loop among them runs."""
+    """For each jaxpr inside a JAX loop's body, the user lines outside that loop, for
+    which the body is in the program once however often a Python loop among them runs."""
     outside: dict[int, frozenset[Key]] = {}
     for j in order:
         for eqn in j.eqns:
             above = outside.get(id(j))
-            if above is None and eqn.primitive.name not in LOOPS:
+            loop = eqn.primitive.name in _BODIES
+            if above is None and not loop:
                 continue
             lines = frozenset(user.stack(eqn.source_info.traceback)) | context[id(j)]
-            lines = (above or frozenset()) | (lines if eqn.primitive.name in LOOPS else
-                                              frozenset())
-            for sub in sub_jaxprs(eqn):
+            lines = (above or frozenset()) | (lines if loop else frozenset())
+            for sub in structure.sub_jaxprs(eqn):
                 outside[id(sub)] = outside.get(id(sub), frozenset()) | lines
     return outside
 
 
 def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
         list[Any], dict[int, list[tuple[frozenset[Key], int]]], dict[int, Key | None]]:
-    """Every distinct jaxpr under ``jaxpr`` (itself first): (them in order found, the (user
-    lines, calling jaxpr's id) of each equation calling each, the line owning each)."""
+    """Every distinct jaxpr under ``jaxpr``, itself first: (them, the (lines, caller id)
+    of each equation calling each, the line owning each)."""
     callers: dict[int, list[tuple[frozenset[Key], int]]] = {id(jaxpr): []}
     owner: dict[int, Key | None] = {id(jaxpr): None}
     order = [jaxpr]
     for j in order:
         for eqn in j.eqns:
             stack = user.stack(eqn.source_info.traceback)
-            for sub in sub_jaxprs(eqn):
+            for sub in structure.sub_jaxprs(eqn):
                 if id(sub) not in callers:
                     callers[id(sub)] = []
                     owner[id(sub)] = stack[0] if stack else owner[id(j)]
@@ -220,11 +200,10 @@ def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
 
 def _callers_of_cut_functions(order: list[Any], user: UserCode,
                               context: dict[int, frozenset[Key]]
-                              ) -> dict[types.CodeType, frozenset[Key]]:
-    """For a function whose tracebacks JAX cut short (a checkpointed block), the user
-    lines that called it: the context of the sub-jaxprs holding its equations, for its
-    other equations (the forward copy) to count for them too."""
-    out: dict[types.CodeType, frozenset[Key]] = {}
+                              ) -> dict[types.CodeType | None, frozenset[Key]]:
+    """For a function whose tracebacks JAX cut short (a checkpointed block),
+    the user lines that called it, for its forward copy to count for them too."""
+    out: dict[types.CodeType | None, frozenset[Key]] = {}
     for j in order:
         if context[id(j)]:
             for eqn in j.eqns:
@@ -243,13 +222,6 @@ def _context(jid: int, callers: dict[int, list[tuple[frozenset[Key], int]]],
     return memo[jid]
 
 
-def owned_jaxprs(jaxpr: Any, user: UserCode) -> tuple[list[Any], dict[int, Key | None]]:
-    """Every distinct jaxpr under ``jaxpr`` (itself first), once each, and the user line
-    that owns each (that of the equation holding it, or its holder's owner)."""
-    order, _, owner = _sub_jaxprs(getattr(jaxpr, "jaxpr", jaxpr), user)
-    return order, owner
-
-
 _LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
 _OP_LOC = re.compile(r" loc\((.*)\)\s*$")
 _FILE_LOC = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+)')
@@ -258,10 +230,11 @@ _NOT_OPS = ("func.func", "module", "return ", "stablehlo.return", "func.return")
 
 def count_hlo_ops(text: str, user: UserCode) -> Counter:
     """StableHLO ops per user line, from ``as_text(debug_info=True)`` locations (an op
-    with regions carries its location on its closing line), each to its innermost frame
-    inside a user function."""
+    with regions carries it on its closing line), each to its innermost user frame."""
     aliases = {m[1]: m[2] for m in map(_LOC_DEF.match, text.splitlines()) if m}
-    ranges = _line_ranges(user)
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for span in user.spans():
+        ranges.setdefault(span.file, []).append((span.first_line, span.last_line))
     resolved: dict[str, Key | None] = {}
     ops: Counter = Counter()
     for raw in text.splitlines():
@@ -273,24 +246,11 @@ def count_hlo_ops(text: str, user: UserCode) -> Counter:
             continue  # the end of a function or the module
         loc = m.group(1)
         if loc not in resolved:
-            resolved[loc] = _user_frame(_frames(loc, aliases), ranges)
+            resolved[loc] = next(((f, n) for f, n in _frames(loc, aliases)
+                                  if any(a <= n <= b for a, b in ranges.get(f, ()))), None)
         if resolved[loc] is not None:
             ops[resolved[loc]] += 1
     return ops
-
-
-def _line_ranges(user: UserCode) -> dict[str, list[tuple[int, int]]]:
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    for span in user.spans():
-        ranges.setdefault(span.file, []).append((span.first_line, span.last_line))
-    return ranges
-
-
-def _user_frame(frames: list[Key], ranges: dict[str, list[tuple[int, int]]]) -> Key | None:
-    for file, line in frames:
-        if any(a <= line <= b for a, b in ranges.get(file, ())):
-            return file, line
-    return None
 
 
 def _frames(loc: str, aliases: dict[str, str], depth: int = 0) -> list[Key]:
@@ -327,3 +287,58 @@ def _split_callsite(body: str) -> tuple[str, str]:
         elif not quoted and level == 0 and body.startswith(" at ", i):
             return body[:i], body[i + 4:]
     return body, "unknown"
+
+
+_PYTHON_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp,
+                 ast.GeneratorExp)
+
+
+def loops_of(spans: Iterable[FunctionSpan]) -> tuple[LoopSpan, ...]:
+    """The Python loops of each file that lie inside one of the functions ``spans``."""
+    by_file: dict[str, list[FunctionSpan]] = {}
+    for span in spans:
+        by_file.setdefault(span.file, []).append(span)
+    out: list[LoopSpan] = []
+    for file, held in by_file.items():
+        try:
+            tree = ast.parse("".join(linecache.getlines(file)))
+        except (SyntaxError, ValueError):  # a cell with IPython syntax, a null byte
+            continue
+        for first, last in ((n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+                            if isinstance(n, _PYTHON_LOOPS)):
+            if any(s.first_line <= first and last <= s.last_line for s in held):
+                out.append(LoopSpan(file, first, last))
+    return tuple(dict.fromkeys(out))
+
+
+def loop_calls(jaxpr: Any, user: UserCode) -> tuple[LoopCall, ...]:
+    """The JAX loops of ``jaxpr``, one per user line and form, with the calls the line
+    made and all their distinct bodies' equations."""
+    order, _, owner = _sub_jaxprs(getattr(jaxpr, "jaxpr", jaxpr), user)
+    calls: dict[LoopCall, int] = {}
+    bodies: dict[LoopCall, dict[int, int]] = {}
+    for j in order:
+        for eqn in j.eqns:
+            names = _BODIES.get(eqn.primitive.name)
+            stack = user.stack(eqn.source_info.traceback) if names else ()
+            key = stack[0] if stack else owner[id(j)]
+            if names is None or key is None:
+                continue
+            form = _loop_call(eqn, key)
+            calls[form] = calls.get(form, 0) + 1
+            bodies.setdefault(form, {}).update(
+                (id(eqn.params[n]), structure.count_equations(eqn.params[n])) for n in names
+                if n in eqn.params)
+    return tuple(dataclasses.replace(form, body_eqns=sum(bodies[form].values()),
+                                     calls=n) for form, n in calls.items())
+
+
+def _loop_call(eqn: Any, key: Key) -> LoopCall:
+    """One loop equation as a :class:`LoopCall`, named as the user wrote it."""
+    file, line = key
+    scan = eqn.primitive.name == "scan"
+    written = "fori_loop" if "fori_loop" in linecache.getline(file, line) else \
+        "scan" if scan else "while_loop"
+    length = eqn.params.get("length") if scan else None
+    return LoopCall(file, line, written, None if length is None else int(length),
+                    max(1, int(eqn.params.get("unroll", 1) if scan else 1)), 0)

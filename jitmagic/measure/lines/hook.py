@@ -1,12 +1,9 @@
-"""How often each user line ran while tracing, the Python time on it, and how often each
-user function was called: the hook ``--lines`` traces under.
-
-Two hooks count the same things, filtered once per code object: :class:`MonitoringHook`
-(``sys.monitoring``, 3.12+: library code is ``DISABLE``\\ d at its first ``PY_START``,
-so the trace runs at nearly full speed) and :class:`SettraceHook` (every call of the
-trace, 2-5x slower: only when asked for; a tracer set before is chained and put back).
-Time runs from one line event to the next in a frame (callees included, as in
-``%lprun``, with the hook's overhead); a generator's line counts once per resumption.
+"""The hook ``--lines`` traces under: hits and Python time per user line, calls per user
+function. :class:`MonitoringHook` (``sys.monitoring``, 3.12+: library code is disabled at
+its first ``PY_START``, so the trace runs at nearly full speed) or, only when asked for,
+:class:`SettraceHook` (2-5x slower; a tracer set before is chained and put back). Time
+runs from one line event to the next in a frame (callees included, as in ``%lprun``); a
+generator's line counts once per resumption.
 """
 
 from __future__ import annotations
@@ -23,14 +20,13 @@ from ..sampling import clocks
 #: ``is_user(code, frame_globals)``: whether a code object is the user's.
 IsUser = Callable[[types.CodeType, dict], bool]
 
-#: ``make_hook`` kinds: the cheap one where there is one, always, or never.
+#: ``make_hook`` kinds.
 HOOKS = ("auto", "monitoring", "settrace", "none")
 
 
 class Tally:
-    """Hits, seconds and calls counted per line (``(file, line)``) and code object. A
-    frame's state is ``[line key, when it started, whether an outer frame holds the same
-    line (its time then counted once), the line a generator yielded on]``."""
+    """Hits, seconds and calls per line and code object; a frame's state is ``[line,
+    start, an outer frame holds that line (time counted once), the line it yielded on]``."""
 
     def __init__(self) -> None:
         self.hits: Counter = Counter()
@@ -61,12 +57,10 @@ class Tally:
 
 
 class SettraceHook:
-    """Hits, calls and time per user line from ``sys.settrace``, chained to the tracer that
-    was set before (so that a debugger or ``coverage`` keeps seeing every frame)."""
+    """Per-line counts from ``sys.settrace``, chained to the tracer set before."""
 
     def __init__(self, is_user: IsUser):
-        self.is_user = is_user
-        self.tally = Tally()
+        self.is_user, self.tally = is_user, Tally()
         self._previous: Any = None
 
     def run(self, fn: Callable[[], Any]) -> Any:
@@ -107,14 +101,11 @@ class SettraceHook:
 
 
 class MonitoringHook:
-    """Hits, calls and time per user line from ``sys.monitoring`` (Python 3.12+); user
-    code gets local line, return, yield and resume events; a global ``PY_UNWIND`` ends a
-    frame left by an exception."""
+    """Per-line counts from ``sys.monitoring`` (3.12+): user code gets local events,
+    ``PY_UNWIND`` ends a frame left by an exception."""
 
     def __init__(self, is_user: IsUser, tool: int):
-        self.is_user = is_user
-        self.tool = tool
-        self.tally = Tally()
+        self.is_user, self.tool, self.tally = is_user, tool, Tally()
         self._frames: dict[types.FrameType, list[Any]] = {}
         self._local: set[types.CodeType] = set()
 
@@ -185,26 +176,20 @@ Hook = SettraceHook | MonitoringHook
 def free_tool_id() -> int | None:
     """A ``sys.monitoring`` tool id no one holds (the profiler's first), or None."""
     mon = getattr(sys, "monitoring", None)
-    if mon is None:
-        return None
-    for tool in (mon.PROFILER_ID, 3, 4):
-        if mon.get_tool(tool) is None:
-            return tool
-    return None
+    return None if mon is None else next(
+        (t for t in (mon.PROFILER_ID, 3, 4) if mon.get_tool(t) is None), None)
 
 
 def why_no_hook(kind: str) -> Parts:
-    """The note of a table that :func:`make_hook` gave no hook for: none was asked for,
-    every ``sys.monitoring`` tool id was taken, or this Python has no ``sys.monitoring``."""
+    """The note of a table without a hook: not asked, no free tool id, no monitoring."""
     why = "not_asked" if kind == "none" else \
         "no_tool_id" if hasattr(sys, "monitoring") else "no_monitoring"
     return Parts("no_line_hook", why, f"{sys.version_info.major}.{sys.version_info.minor}")
 
 
 def make_hook(is_user: IsUser, kind: str = "auto") -> Hook | None:
-    """The hook of ``kind`` (:data:`HOOKS`): ``auto`` is ``sys.monitoring`` where there is
-    a free tool id and none otherwise (hits and time then go unmeasured, see
-    :func:`why_no_hook`); ``monitoring`` falls back to ``settrace`` where it cannot run."""
+    """The hook of ``kind``: ``auto`` is ``sys.monitoring`` where a tool id is free and
+    none otherwise; ``monitoring`` falls back to ``settrace``."""
     if kind not in HOOKS:
         raise ValueError(f"hook {kind!r}: expected one of {', '.join(HOOKS)}")
     if kind == "none":

@@ -1,10 +1,6 @@
-"""Count, per source line of the user's code, what one cold trace and lowering built,
-for each variant: jaxpr equations by innermost user frame and inclusive
-(:mod:`.counts`), StableHLO ops by ``loc(...)`` (:func:`.counts.count_hlo_ops`), and, where a
-cheap line hook exists (``sys.monitoring``, 3.12+; ``hook="settrace"`` forces the 2-5x
-slower one on 3.11), hits and Python time (:mod:`.hook`). One trace and lowering per
-variant, one for both without helpers; ``--lines`` reuses the comparison's
-(:class:`Staged`). Library equations go to the user line that called the library.
+"""Per source line of the user's code, what one cold trace and lowering per variant
+built (:mod:`.counts`) and, with a line hook, hits and Python time (:mod:`.hook`);
+``--lines`` reuses the comparison's programs (:class:`Staged`).
 """
 
 from __future__ import annotations
@@ -58,12 +54,12 @@ from .counts import LineCounts
 from .counts import UserCode
 from .counts import count_equations
 from .counts import count_hlo_ops
+from .counts import loop_calls
+from .counts import loops_of
 from .hook import Hook
 from .hook import Tally
 from .hook import make_hook
 from .hook import why_no_hook
-from .loops import loop_calls
-from .loops import loops_of
 
 #: The text of a line whose source cannot be found (``exec`` of a string, C code).
 SOURCE_UNAVAILABLE = "(source not available)"
@@ -72,8 +68,7 @@ _NOT_HELPERS = ("<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>")
 
 
 def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
-    """Which lines of ``fn`` and its helpers build the program, flat and nested (one cold
-    trace and lowering per variant); it takes no options."""
+    """Which lines of ``fn`` and its helpers build the program, flat and nested."""
     _, kwargs = options_of("lines", kwargs, takes=())
     with one_measurement():  # it swaps the process's own helpers, as compare does
         return lines_of(fn, args, kwargs)
@@ -81,9 +76,8 @@ def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
 
 def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
              hook: str = "auto") -> Lines:
-    """:func:`lines` with the line hook chosen (:data:`~.hook.HOOKS`). The entry is traced
-    first as it stands; only where it runs other functions of the user's are the helpers
-    found and the nested variant traced on its own."""
+    """:func:`lines` with the line hook chosen; the helpers are found and the nested
+    variant traced only where the entry runs other functions of the user's."""
     quick, flat = helperless_plan(fn, args, kwargs), None
     if quick is not None:
         try:
@@ -114,8 +108,7 @@ def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
 
 
 def _jit_calls(nested: Variant, plan: Plan) -> dict[str, int]:
-    """Each helper's jit calls in the nested program, from a trace on the caches its
-    table's trace has just filled (no second cold trace)."""
+    """Each helper's jit calls in the nested program (its caches warm: no cold trace)."""
     traced = jax.jit(nested.fn, **nested.jit_options).trace(*plan.args, **plan.kwargs)
     return verified_calls(nested, traced.jaxpr) or {}
 
@@ -123,10 +116,8 @@ def _jit_calls(nested: Variant, plan: Plan) -> dict[str, int]:
 def add_lines(result: Comparison, prepared: dict[str, Prepared],
               staged: Mapping[str, Staged] | None = None, *, hook: str = "auto",
               check: Checkpoint | None = None) -> Comparison:
-    """``result`` carrying the per-line table of its prepared variants (``--lines``),
-    counting ``staged`` (by variant) instead of tracing again. Under ``check`` Ctrl-C
-    stops a trace at once and ``--timeout`` before the next table; finished tables are
-    kept and ``Lines.stopped`` says why."""
+    """``result`` with the per-line tables of its variants, counting ``staged`` instead of
+    tracing again; under ``check`` a stop keeps the finished tables and says why."""
     staged = staged or {}
     check = check or Checkpoint()
     tables: dict[str, LineTable] = {}
@@ -159,10 +150,9 @@ def _not_counted(prepared: Mapping[str, Prepared], tables: Mapping[str, LineTabl
 
 def helper_names(tables: dict[str, LineTable], plan: Plan,
                  jit_calls: Mapping[str, int] | None = None) -> dict[str, LineTable]:
-    """Each table with its functions named as ``--nest`` takes them. Where no line hook
-    counted calls, a flat helper's calls are its jit calls in the nested program
-    (``jit_calls``, marked ``in_program``: the copies flat inlines, which autodiff makes
-    more than Python's; not for a helper the user jitted)."""
+    """Each table's functions named as ``--nest`` takes them; without a line hook a flat
+    helper's calls are its jit calls in the nested program (``in_program``: autodiff makes
+    more than Python's)."""
     found = {(h.code.co_filename, h.code.co_firstlineno): h for h in plan.helpers.values()}
     jit_calls = jit_calls or {}
 
@@ -182,9 +172,8 @@ def helper_names(tables: dict[str, LineTable], plan: Plan,
 def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
                variant: str = "flat", opts: dict[str, Any] | None = None,
                staged: Staged | None = None, *, hook: str = "auto") -> LineTable:
-    """The per-line table of one variant's entry function: traced from cleared caches
-    (under the hook) unless ``staged`` holds the jaxpr and no hook runs; lowered unless
-    ``staged`` holds the lowering."""
+    """One variant's per-line table: traced from cleared caches (under the hook) unless
+    ``staged`` holds the jaxpr and no hook runs; lowered unless it holds the lowering."""
     user = user_code(entry)
     hooked = make_hook(user.is_user, hook)
     # no collection during the trace (scanning the millions of objects a big trace makes
@@ -196,9 +185,12 @@ def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
             jax.clear_caches()  # or the nested helpers are not traced again
             run = lambda: jitted.trace(*args, **kwargs)  # noqa: E731
             traced = hooked.run(run) if hooked is not None else run()
-        jaxpr = _jaxpr(traced if staged is None else staged.jaxpr)
-        text = _hlo_text(staged.lowered if staged is not None and staged.lowered is not None
-                         else (traced if traced is not None else _traced(staged)).lower())
+        jaxpr: Any = traced if staged is None else staged.jaxpr
+        while not (hasattr(jaxpr, "consts") or hasattr(jaxpr, "eqns")):  # a Traced's,
+            jaxpr = jaxpr.jaxpr  # closed (its constants with it) where there is one
+        lowered = staged.lowered if staged is not None and staged.lowered is not None \
+            else (traced if traced is not None else _traced(staged)).lower()
+        text = lowered if isinstance(lowered, str) else lowered.as_text(debug_info=True)
     counts = count_equations(jaxpr, user)
     hlo = count_hlo_ops(text, user)
     tally = hooked.tally if hooked is not None else None
@@ -213,16 +205,8 @@ def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
 
 
 def user_code(entry: Callable) -> UserCode:
-    """Which frames are the user's, for a variant's entry function: cut at the user's
-    function behind it, sourceless code judged by its namespace."""
+    """Which frames are the user's, for a variant's entry function."""
     return UserCode(_user_code(entry), entry_namespace(user_entry(entry)))
-
-
-def _jaxpr(traced: Any) -> Any:
-    """The jaxpr inside a ``Traced``: closed (its constants with it) where there is one."""
-    while not (hasattr(traced, "consts") or hasattr(traced, "eqns")):
-        traced = traced.jaxpr
-    return traced
 
 
 def _traced(staged: Staged | None) -> Any:
@@ -231,13 +215,8 @@ def _traced(staged: Staged | None) -> Any:
     return staged.jaxpr
 
 
-def _hlo_text(lowered: Any) -> str:
-    return lowered if isinstance(lowered, str) else lowered.as_text(debug_info=True)
-
-
 def _user_code(entry: Callable) -> types.CodeType | None:
-    """The code of the user's function behind a variant's entry (a wrapper, a partial, a
-    callable instance), where the stacks of its lines are cut."""
+    """The code of the user's function behind a variant's entry."""
     inner: Any = entry
     while getattr(inner, "__wrapped__", None) is not None:
         inner = inner.__wrapped__
@@ -248,8 +227,7 @@ def _user_code(entry: Callable) -> types.CodeType | None:
 
 def build_rows(user: UserCode, counts: LineCounts, hlo: Counter,
                tally: Tally | Hook | None) -> tuple[LineRow, ...]:
-    """A row per line of every user function seen (zero rows too) and any counted line
-    outside them, files in order of first sight; hits and time None without a ``tally``."""
+    """A row per line of every user function seen and any counted line outside them."""
     own, inclusive, constants = counts.own, counts.inclusive, counts.constants
     ticks = tally if tally is None or isinstance(tally, Tally) else tally.tally
     hits = ticks.hits if ticks is not None else {}
@@ -275,10 +253,9 @@ def _source(file: str, line: int) -> str:
     return text.rstrip("\n") if text else SOURCE_UNAVAILABLE
 
 
-
 @contextmanager
 def _user_errors(variant: str) -> Iterator[None]:
-    """Turn an exception of the user's code during a lines trace into :class:`UserCodeError`."""
+    """An exception of the user's code while counting lines as :class:`UserCodeError`."""
     try:
         yield
     except (KeyboardInterrupt, UserCodeError, InputError):
@@ -289,8 +266,7 @@ def _user_errors(variant: str) -> Iterator[None]:
 
 
 def helperless_plan(fn: Callable, args: tuple, kwargs: dict[str, Any]) -> Plan | None:
-    """The plan ``plan_entry`` makes for an entry without helpers, without its trace;
-    None where the entry holds framework modules (``plan_entry`` must split them)."""
+    """``plan_entry``'s plan for an entry without helpers, untraced (None: can't)."""
     resolved = resolve_entry(fn)
     if resolved.filtered or _holds_module("flax.nnx", (resolved.fn, args, kwargs)) or (
             resolved.jit_options is None and _holds_module("equinox", (args, kwargs))):
@@ -302,8 +278,7 @@ def helperless_plan(fn: Callable, args: tuple, kwargs: dict[str, Any]) -> Plan |
 
 
 def runs_other_functions(table: LineTable, entry: types.CodeType | None) -> bool:
-    """Whether the traced program ran a function of the user's besides ``entry`` (not
-    counting comprehensions and generator expressions)."""
+    """Whether the program ran a user function besides ``entry``."""
     where = (entry.co_filename, entry.co_firstlineno) if entry is not None else None
     return any((f.file, f.first_line) != where for f in table.functions
                if f.name.rsplit(".", 1)[-1] not in _NOT_HELPERS)

@@ -1,15 +1,6 @@
-"""Flat and nested variants of one entry (planned by :func:`~.entry.plan_entry`): one
-choice each of what every binding of a helper holds while the entry runs.
-
-* ``flat``: a helper the user jitted runs as their plain function; the rest as is;
-* ``nested``: every helper under a jit of its own (the user's, where every place its
-  callers look it up holds one).
-
-A helper is nested at its function object (:mod:`~.trampoline`); a linen submodule,
-whose parameters live in the scope ``apply`` sets up, by lifting its class with
-``nn.jit`` under its own name, so its instances stay ``Block_0`` (:func:`linen_swaps`).
-Everything is swapped in only while the entry's Python code runs and restored in
-``finally``: nothing the user owns stays changed.
+"""Flat and nested variants of one entry: what every binding of a helper holds while it
+runs (flat: the user's jits taken off; nested: a jit each, at the function object
+(:mod:`~.trampoline`) or a linen class lifted with ``nn.jit``), restored in ``finally``.
 """
 
 from __future__ import annotations
@@ -29,21 +20,11 @@ from ..discovery.bindings import Binding
 from ..discovery.bindings import CellOf
 from ..discovery.bindings import installing
 from ..discovery.bindings import jit_label
-from .inner_jit import CallAs
-from .inner_jit import descriptor
-from .inner_jit import faithful_jit
-from .inner_jit import is_nnx_class
-from .inner_jit import is_user_jit
-from .inner_jit import nnx_method
-from .inner_jit import unjit
+from . import inner_jit
+from . import trampoline
 from .plan import Helper
 from .plan import Plan
 from .plan import Variant
-from .trampoline import copy_function
-from .trampoline import functions_of
-from .trampoline import functions_of_all
-from .trampoline import route
-from .trampoline import unwrapping
 
 #: ``replace(helper, original)`` gives what a binding holds in a variant (None: unchanged).
 Replace = Callable[[Helper, Any], Any]
@@ -55,21 +36,16 @@ def make_variant(label: str, plan: Plan, replace: Replace,
     """The variant whose bindings hold ``replace(helper, original)`` (and ``swaps``) while
     the entry runs; ``blame``: the note an exception raised meanwhile gets."""
     variant = Variant(label, plan.fn, plan, planned, list(plan.notes), dict(plan.jit_options))
-    swaps = list(swaps or ())
-    for h in plan.helpers.values():
-        for b in h.bindings:
-            new = replace(h, b.original)
-            if new is not None:
-                swaps.append((b, b.original, new))
+    swaps = [*(swaps or ()), *((b, b.original, new) for h in plan.helpers.values()
+                               for b in h.bindings if (new := replace(h, b.original)) is not None)]
     variant.fn = installing(plan.fn, swaps, blame)
     return variant
 
 
 def build_variant(name: str, plan: Plan, nest: Iterable[str] | None = None) -> Variant:
-    """The ``flat`` or ``nested`` variant; ``nest`` limits the jits the tool adds
-    (helpers the user jitted keep their jit in the nested variant)."""
+    """The ``flat`` or ``nested`` variant; ``nest`` limits the jits the tool adds."""
     if name == "flat":
-        return make_variant(name, plan, lambda h, v: unjit(v) if h.user_jitted else None)
+        return make_variant(name, plan, lambda h, v: inner_jit.unjit(v) if h.user_jitted else None)
     if name != "nested":
         raise ValueError(f"unknown variant {name!r}")
     chosen = None if nest is None else set(nest)
@@ -78,12 +54,11 @@ def build_variant(name: str, plan: Plan, nest: Iterable[str] | None = None) -> V
     return nest_only(plan, picked, name)
 
 
-def nest_only(plan: Plan, nest: Iterable[str], label: str,
-              refused: dict[str, Note] | None = None, call_as: CallAs | None = None) -> Variant:
-    """Flat except for the helpers in ``nest``, each under its own jit (the user's, if
-    any); one that cannot be nested stays inline with a ``stays_inline`` note, as do those
-    ``refused`` names. ``call_as``: how each jit is called (out of line: jitmagic's jit
-    replaces the user's, and a Flax module's helper stays inline)."""
+def nest_only(plan: Plan, nest: Iterable[str], label: str, refused: dict[str, Note] | None = None,
+              call_as: inner_jit.CallAs | None = None) -> Variant:
+    """Flat except for the helpers in ``nest``, each under its own jit (the user's, if any);
+    one that cannot be nested, or is ``refused``, stays inline with a note. ``call_as``: how
+    each jit is called (out of line)."""
     nest = tuple(nest)
     why, lifted = _kept_inline(plan, nest, refused, call_as)
     inline = tuple(why)
@@ -91,14 +66,14 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
     ran: set[str] = set()
     planned = tuple(n for n in nest if n not in why)
     # the functions the entry runs itself are never routed (shared code)
-    own = [f for f in unwrapping(plan.fn) if isinstance(f, types.FunctionType)]
+    own = [f for f in trampoline.unwrapping(plan.fn) if isinstance(f, types.FunctionType)]
     held = _held_places(plan, [n for n in planned if n not in lifted], notes, ran, call_as)
     routed = [n for n in planned if n not in lifted and n not in held
               and (call_as is not None or not _callers_see_user_jit(plan.helpers[n]))]
-    live = functions_of_all(plan.helpers[n].code for n in routed)
+    live = trampoline.functions_of_all(plan.helpers[n].code for n in routed)
     routes = {n: [f for f in live[plan.helpers[n].code] if f not in own] for n in routed}
     replace = _nested_replace(planned, lifted, routes, notes, ran, call_as)
-    swaps = [route(fn, _helper_jit(plan.helpers[n], fn, notes, ran, call_as))
+    swaps = [trampoline.route(fn, _helper_jit(plan.helpers[n], fn, notes, ran, call_as))
              for n, fns in routes.items() for fn in fns]
     swaps += [s for n in planned for s in lifted.get(n, ())]
     swaps += [s for cells in held.values() for s in cells]
@@ -112,16 +87,16 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str,
 
 
 def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, Note] | None,
-                 call_as: CallAs | None,
+                 call_as: inner_jit.CallAs | None,
                  ) -> tuple[dict[str, Note], dict[str, list[tuple[Any, Any, Any]]]]:
-    """The helpers of ``nest`` that stay inline, each with why, and the linen submodules
-    nested by lifting their class, each with the swaps of the places that name it."""
+    """The helpers of ``nest`` that stay inline, with why, and the linen submodules
+    nested by lifting their class, with the swaps of the places naming it."""
     why = {n: w for n in nest if (w := plan.helpers[n].why_inline)}
     why |= refused or {}
     if call_as is not None:
         why |= {n: Inline("inline_flax_jit") for n in nest if n not in why and (
             (h := plan.helpers[n]).linen_class is not None
-            or bool(h.bindings and is_nnx_class(h.bindings[0].owner)))}
+            or bool(h.bindings and inner_jit.is_nnx_class(h.bindings[0].owner)))}
     lifted = {n: linen_swaps(plan.helpers[n], plan.namespace) for n in nest
               if n not in why and plan.helpers[n].linen_class is not None}
     why |= {n: Inline("inline_linen_unnamed") for n, places in lifted.items() if not places}
@@ -130,21 +105,20 @@ def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, Note] | N
 
 def _nested_replace(planned: tuple[str, ...], lifted: dict[str, Any],
                     routes: dict[str, list[types.FunctionType]], notes: list[Noted],
-                    ran: set[str], call_as: CallAs | None) -> Replace:
-    """What each helper's bindings hold nesting ``planned``: unplanned, the plain
-    function; nested at its class (``lifted``), its function objects (``routes``) or the
-    user's own jit, unchanged; else a jit of its own (``nnx.jit`` for an NNX method)."""
+                    ran: set[str], call_as: inner_jit.CallAs | None) -> Replace:
+    """What each helper's bindings hold nesting ``planned``."""
 
     def replace(h: Helper, original: Any) -> Any:
         if h.name not in planned:
-            return unjit(original) if h.user_jitted else None
+            return inner_jit.unjit(original) if h.user_jitted else None
         if h.name in lifted or (h.name in routes and routes[h.name]):
             return None  # nested at its class's name or its function object (below)
         if h.user_jitted and call_as is None:
             return None  # the user's own jit, where its callers look it up
-        if is_nnx_class(h.bindings[0].owner):
-            return nnx_method(original, h.name, ran)
-        return descriptor(unjit(original), lambda f: faithful_jit(f, h.name, notes, ran, call_as))
+        if inner_jit.is_nnx_class(h.bindings[0].owner):
+            return inner_jit.nnx_method(original, h.name, ran)
+        return inner_jit.descriptor(inner_jit.unjit(original), lambda f: inner_jit.faithful_jit(
+            f, h.name, notes, ran, call_as))
 
     return replace
 
@@ -167,57 +141,42 @@ def _blame(planned: tuple[str, ...], routed: list[str]) -> str:
 
 
 def _held_places(plan: Plan, names: list[str], notes: list[Noted], ran: set[str],
-                 call_as: CallAs | None) -> dict[str, list[tuple[Any, Any, Any]]]:
-    """The helpers of ``names`` a library primitive holds that a name or closure cell of
-    the user's code also holds, each with its cells' swaps."""
-    held = {n: _held_cells(plan.helpers[n], notes, ran, call_as) for n in names
-            if plan.helpers[n].held_by is not None}
+                 call_as: inner_jit.CallAs | None) -> dict[str, list[tuple[Any, Any, Any]]]:
+    """The helpers a library primitive holds that a closure cell of the user's also
+    holds, with swaps handing a jit to those cells (the primitive may run it after the
+    trampoline is gone: lineax's `linear_solve` traces a plain function only at lowering)."""
+    held = {n: [(CellOf(cell), fn, inner_jit.faithful_jit(fn, n, notes, ran, call_as))
+                for fn in trampoline.functions_of(plan.helpers[n].code)
+                for cell in closure_cells(fn)]
+            for n in names if plan.helpers[n].held_by is not None}
     return {n: cells for n, cells in held.items() if cells or plan.helpers[n].bindings}
-
-
-def _held_cells(h: Helper, notes: list[Noted], ran: set[str],
-                call_as: CallAs | None) -> list[tuple[Any, Any, Any]]:
-    """Swaps handing a jit of a helper a library primitive holds to each closure cell of
-    the user's code naming it: not nested at its function object, since the primitive
-    may run it after the trampoline is gone (lineax's `linear_solve` traces a plain
-    function only at lowering; handed a jit, at once)."""
-    return [(CellOf(cell), fn, faithful_jit(fn, h.name, notes, ran, call_as))
-            for fn in functions_of(h.code) for cell in closure_cells(fn)]
 
 
 def _callers_see_user_jit(h: Helper) -> bool:
     """Every place the helper is looked up holds the user's own ``jax.jit`` of it."""
-    return bool(h.bindings) and all(is_user_jit(b.original) for b in h.bindings)
+    return bool(h.bindings) and all(inner_jit.is_user_jit(b.original) for b in h.bindings)
 
 
 def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[Noted], ran: set[str],
-                call_as: CallAs | None = None) -> Callable:
-    """What a call of ``fn`` runs in the nested variant: a jit of a copy of it (called
-    through ``call_as`` where given)."""
-    copy = copy_function(fn)
+                call_as: inner_jit.CallAs | None = None) -> Callable:
+    """What a call of ``fn`` runs nested: a jit of a copy of it."""
+    copy = trampoline.copy_function(fn)
     copy.__name__ = copy.__qualname__ = jit_label(h.name)  # what its jit is called
-    owner = h.bindings[0].owner if h.bindings else None
-    if is_nnx_class(owner):
-        return nnx_method(copy, h.name, ran)
-    return faithful_jit(copy, h.name, notes, ran, call_as)
-
-
-def linen_made_before(cls: type) -> Inline:
-    """Why a linen module made before the call (``apply``'s) stays inline: linen binds it
-    by ``Module.clone`` (``self.__class__``), so a lifted class bound by name is never made."""
-    return Inline("inline_linen_made_before", cls.__name__)
+    if inner_jit.is_nnx_class(h.bindings[0].owner if h.bindings else None):
+        return inner_jit.nnx_method(copy, h.name, ran)
+    return inner_jit.faithful_jit(copy, h.name, notes, ran, call_as)
 
 
 def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
-    """Every global (of its module and the entry's) and closure cell naming the helper's
-    linen class, bound to ``nn.jit`` of it under the original's name."""
+    """Every global and closure cell naming the helper's linen class, bound to ``nn.jit``
+    of it under its name (so its instances stay ``Block_0``)."""
     from flax import linen as nn
 
     cls = h.linen_class
     assert cls is not None
     lifted = nn.jit(cls)
     lifted.__name__, lifted.__qualname__ = cls.__name__, cls.__qualname__
-    spaces = [namespace, *(f.__globals__ for f in functions_of(h.code))]
+    spaces = [namespace, *(f.__globals__ for f in trampoline.functions_of(h.code))]
     places: list[Any] = list({Binding(ns, k) for ns in spaces for k, v in list(ns.items())
                               if v is cls})
     places += [CellOf(c) for c in closure_cells(cls)]
@@ -225,14 +184,10 @@ def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, An
 
 
 def closure_cells(value: Any) -> list[types.CellType]:
-    """The closure cells of the user's functions that hold ``value`` as a free variable
-    they name (not the ``__class__`` cell of a class's own methods)."""
-    cells = []
-    for cell in (c for c in gc.get_referrers(value) if isinstance(c, types.CellType)):
-        for closure in (t for t in gc.get_referrers(cell) if isinstance(t, tuple)):
-            for fn in (f for f in gc.get_referrers(closure) if isinstance(f, types.FunctionType)
-                       and f.__closure__ is closure):
-                name = fn.__code__.co_freevars[closure.index(cell)]
-                if name != "__class__" and user_file(fn.__code__.co_filename):
-                    cells.append(cell)
+    """The closure cells of the user's functions naming ``value`` (not ``__class__``)."""
+    cells = [cell for cell in gc.get_referrers(value) if isinstance(cell, types.CellType)
+             for closure in gc.get_referrers(cell) if isinstance(closure, tuple)
+             for fn in gc.get_referrers(closure) if isinstance(fn, types.FunctionType)
+             and fn.__closure__ is closure and user_file(fn.__code__.co_filename)
+             and fn.__code__.co_freevars[closure.index(cell)] != "__class__"]
     return list({id(c): c for c in cells}.values())

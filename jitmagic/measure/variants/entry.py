@@ -1,6 +1,6 @@
-"""The entry as ``jax.jit`` would see it: any callable resolved to the user's function
-and named as written, the user's own jit taken off, Python scalars traced or held
-static as ``jax.jit`` needs, and its helpers found by one discovery trace."""
+"""The entry as ``jax.jit`` would see it: resolved to the user's function, named as
+written, the user's own jit taken off, and its helpers found by one discovery trace.
+"""
 
 from __future__ import annotations
 
@@ -24,22 +24,16 @@ from ...model.notes import Note
 from ...model.notes import Noted
 from ...model.notes import Taken
 from ...model.saved.schema import printable
-from ..calls.arguments import SCALAR_MISUSE
-from ..calls.arguments import SCALARS
-from ..calls.arguments import Holes
-from ..calls.arguments import check_arguments
-from ..calls.arguments import is_static
-from ..calls.arguments import static_split
+from ..calls import arguments
 from ..discovery.bindings import Binding
 from ..discovery.bindings import installing
 from ..discovery.bindings import short_name
 from ..discovery.discover import Discovery
 from ..discovery.discover import discover
+from ..discovery.discover import profiled_discovery
 from ..discovery.found import Found
 from ..discovery.found import closure_values
 from ..discovery.found import code_of
-from ..discovery.profiled import profiled_discovery
-from .build import linen_made_before
 from .inner_jit import is_user_jit
 from .plan import JIT_OPTIONS
 from .plan import Helper
@@ -55,13 +49,12 @@ _TRANSFORMS = {"grad_f": "grad", "grad_f_aux": "grad", "value_and_grad_f": "valu
 
 @dataclass(frozen=True)
 class Resolved:
-    """The callable to trace, as the user's own jit (if any) would take its arguments."""
+    """The callable to trace; the options of the user's ``jax.jit`` on it (None: none);
+    whether it was an ``eqx.filter_jit``/``nnx.jit`` entry (every non-array leaf static)."""
 
     fn: Callable
     name: str
-    #: The options of the user's ``jax.jit`` on it (None: they wrote none).
     jit_options: dict[str, Any] | None = None
-    #: An ``eqx.filter_jit``/``nnx.jit`` entry: every non-array leaf is static.
     filtered: bool = False
 
 
@@ -81,9 +74,7 @@ def resolve_entry(obj: Any, name: str | None = None) -> Resolved:
             opts["compiler_options"] = dict(info.compiler_options_kvs)
         return Resolved(obj.__wrapped__, name, opts or None)
     inner = _framework_unjit(obj)
-    if inner is not None:
-        return Resolved(inner, name, filtered=True)
-    return Resolved(obj, name)
+    return Resolved(obj, name) if inner is None else Resolved(inner, name, filtered=True)
 
 
 def check_callable(obj: Any, name: str | None) -> None:
@@ -95,14 +86,11 @@ def check_callable(obj: Any, name: str | None) -> None:
         kind = type(obj).__name__
         raise InputError(f"the entry `{name or repr(obj)[:60]}` is not a function (it is "
                          f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} `{kind}`): pass the "
-                         f"function to measure (or, in "
-                         f"a cell, end with a call of it).")
+                         f"function to measure (or, in a cell, end with a call of it).")
 
 
 def entry_name(obj: Any) -> str:
-    """The entry as a user would write it: ``loss``, ``grad(loss)``, ``Model.__call__``;
-    safe to print (a control character in a live ``__name__`` is written as its escape,
-    as a loaded report's are)."""
+    """The entry as a user would write it (``grad(loss)``), safe to print."""
     return printable(_written(obj))
 
 
@@ -112,10 +100,9 @@ def _written(obj: Any) -> str:
     if isinstance(obj, types.MethodType):
         return f"{type(obj.__self__).__name__}.{obj.__func__.__name__}"
     wrapped = getattr(obj, "__wrapped__", None)
-    if isinstance(obj, types.FunctionType) and wrapped is not None:
-        transform = _transform_of(obj)
-        if transform:
-            return f"{transform}({entry_name(wrapped)})"
+    if isinstance(obj, types.FunctionType) and wrapped is not None and \
+            (transform := _transform_of(obj)):
+        return f"{transform}({entry_name(wrapped)})"
     if isinstance(obj, types.FunctionType | types.BuiltinFunctionType) or is_user_jit(obj):
         return getattr(obj, "__name__", "entry")
     if _framework_unjit(obj) is not None:
@@ -128,35 +115,31 @@ def _written(obj: Any) -> str:
 
 def _transform_of(fn: types.FunctionType) -> str | None:
     """``grad``, ``vmap``, ... where ``fn`` is JAX's wrapper made by that transformation."""
-    for f in (fn, *closure_values(fn)):
-        code = getattr(f, "__code__", None)
-        if code is not None and code.co_name in _TRANSFORMS:
-            return _TRANSFORMS[code.co_name]
-    return None
+    names = (getattr(getattr(f, "__code__", None), "co_name", None)
+             for f in (fn, *closure_values(fn)))
+    return next((_TRANSFORMS[n] for n in names if n in _TRANSFORMS), None)
 
 
 def _framework_unjit(obj: Any) -> Callable | None:
-    """The plain function behind ``eqx.filter_jit`` or ``nnx.jit``: the outer jit
-    replaces it, taking array leaves traced and the rest static as they do."""
+    """The plain function behind ``eqx.filter_jit`` or ``nnx.jit``."""
     return getattr(obj, "__wrapped__", None) if framework_jit(obj) else None
 
 
 def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None = None,
                nest: Iterable[str] | None = None,
                swaps: list[tuple[Binding, Any, Any]] | None = None) -> Plan:
-    """Resolve the entry, settle the outer jit's static arguments, find the helpers;
-    ``swaps`` (binding, original, value) hold for every run of every variant."""
+    """Resolve the entry, settle its static arguments, find its helpers."""
     resolved = resolve_entry(obj, name)
     given = (obj, args, kwargs)  # where a helper's `self` may live, before any rewrapping
     name, notes = resolved.name, list[Noted]()
     namespace = user_globals(resolved.fn) or {}
     fn, args, kwargs, user_opts = _as_framework_takes(resolved, args, kwargs, notes)
-    check_arguments(name, args, kwargs)
+    arguments.check_arguments(name, args, kwargs)
     swaps, nest = list(swaps or ()), tuple(nest or ())
     plain, fn = fn, installing(fn, swaps)
-    opts = user_opts or static_split(args, kwargs)
+    opts = user_opts or arguments.static_split(args, kwargs)
     found = discover(fn, args, kwargs, opts, nest, given)
-    if user_opts is None and isinstance(found.error, SCALAR_MISUSE):
+    if user_opts is None and isinstance(found.error, arguments.SCALAR_MISUSE):
         error, held = found.error, _fewest_static_scalars(fn, args, kwargs, opts, nest, given)
         if held is not None:
             opts, found, label, spelled = held
@@ -175,10 +158,9 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
 def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
                         notes: list[Noted]) -> tuple[Callable, tuple, dict[str, Any],
                                                    dict[str, Any] | None]:
-    """The entry's function, arguments and jit options (None: none written) as its
-    framework takes them, donation left out: NNX modules split into their state; for an
-    ``eqx.filter_jit``/``nnx.jit`` entry or Equinox modules in the arguments, a function
-    of the array leaves alone. ``notes`` gets what the user should know."""
+    """The entry's function, arguments and jit options (None: none written) as
+    its framework takes them, without donation: NNX modules split into their state; an
+    ``eqx.filter_jit``/``nnx.jit`` entry or Equinox modules: a function of the array leaves."""
     fn, name, filtered = resolved.fn, resolved.name, resolved.filtered
     user_opts = _undonated(resolved.jit_options, name, notes)
     if _holds_module("flax.nnx", (fn, args, kwargs)):
@@ -194,11 +176,12 @@ def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
 
 
 def _helpers_of(fn: Callable, found: Discovery) -> dict[str, Helper]:
-    """The helpers the discovery of ``fn`` found, each with why it stays inline (the
-    functions the trace ran tell which helpers are made anew on every call)."""
+    """The helpers found, each with why it stays inline."""
     ran = {f.code.co_qualname for f in found.helpers.values()}
     ran |= {code.co_qualname} if (code := code_of(fn)) is not None else set()
-    return {n: _helper(f, ran) for n, f in found.helpers.items()}
+    return {n: Helper(f.name, f.call_sites, tuple(f.bindings), f.code, _why_inline(f, ran),
+                      _linen_class(f), f.held_by, f.self_type, f.kernel)
+            for n, f in found.helpers.items()}
 
 
 def user_in_shardings(obj: Any) -> Any:
@@ -217,8 +200,8 @@ DONATING = ("donate_argnums", "donate_argnames")
 
 def _undonated(opts: dict[str, Any] | None, name: str,
                notes: list[Noted]) -> dict[str, Any] | None:
-    """The user's jit options without donation (with a note where there was some): every
-    run of every variant takes the user's own arrays, which a donating call deletes."""
+    """The user's jit options without donation (noted): every run takes the user's
+    own arrays, which a donating call deletes."""
     if not opts or not any(opts.get(k) for k in DONATING):
         return opts
     said = ", ".join(f"{k}={opts[k]!r}" for k in DONATING if opts.get(k))
@@ -229,40 +212,31 @@ def _undonated(opts: dict[str, Any] | None, name: str,
 def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
                            opts: dict[str, tuple], nest: tuple[str, ...],
                            given: tuple) -> tuple | None:
-    """The smallest set of Python scalar arguments that, held static, lets the entry trace
-    (each alone first, then pairs ...): (options, discovery, label, how ``jax.jit`` spells
-    them), or None."""
+    """The smallest set of Python scalar arguments that, held static, lets the
+    entry trace: (options, discovery, label, ``jax.jit``'s spelling), or None."""
     named: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
     scalars = [k for k, v in named  # the Python scalar arguments, by position or name
-               if not is_static(v) and is_static(v, scalars_static=True)]
+               if not arguments.is_static(v) and arguments.is_static(v, scalars_static=True)]
 
     sets = [c for k in range(1, len(scalars) + 1)
             for c in itertools.combinations(scalars, k)][:_MAX_TRIES]
     for chosen in sets:
-        nums = {*opts["static_argnums"], *(k for k in chosen if isinstance(k, int))}
-        names = {*opts["static_argnames"], *(k for k in chosen if isinstance(k, str))}
-        held = {"static_argnums": tuple(sorted(nums)), "static_argnames": tuple(sorted(names))}
+        nums = tuple(k for k in chosen if isinstance(k, int))
+        names = tuple(k for k in chosen if isinstance(k, str))
+        held = {"static_argnums": tuple(sorted({*opts["static_argnums"], *nums})),
+                "static_argnames": tuple(sorted({*opts["static_argnames"], *names}))}
         retry = discover(fn, args, kwargs, held, nest, given)
         if retry.error is None:
             label = ", ".join(f"argument {k + 1}" if isinstance(k, int) else f"`{k}`"
                               for k in chosen)
-            return held, retry, label, _spelled(chosen)
+            spelled = [f"static_argnums={nums!r}"] if nums else []
+            spelled += [f"static_argnames={names!r}".replace("'", '"')] if names else []
+            return held, retry, label, ", ".join(spelled)
     return None
 
 
 #: At most this many sets of scalars are tried (each is one discovery trace).
 _MAX_TRIES = 16
-
-
-def _spelled(chosen: tuple) -> str:
-    """``static_argnums=(1,)`` / ``static_argnames=("n",)``, 0-based as ``jax.jit`` takes them."""
-    nums = tuple(k for k in chosen if isinstance(k, int))
-    names = tuple(k for k in chosen if isinstance(k, str))
-    parts = [f"static_argnums={nums!r}"] if nums else []
-    if names:
-        parts.append("static_argnames=(" + ", ".join(f'"{n}"' for n in names)
-                     + (",)" if len(names) == 1 else ")"))
-    return ", ".join(parts)
 
 
 def user_globals(fn: Any) -> dict[str, Any] | None:
@@ -271,28 +245,25 @@ def user_globals(fn: Any) -> dict[str, Any] | None:
 
 
 def _holds_module(package: str, tree: Any) -> bool:
-    """Whether ``tree`` holds a ``Module`` of ``package`` (``equinox``, ``flax.nnx``, if
-    imported), as a leaf or as a node."""
+    """Whether ``tree`` holds a ``Module`` of ``package`` (if imported)."""
     module = getattr(sys.modules.get(package), "Module", None)
     return module is not None and any(isinstance(x, module) for x in jax.tree_util.tree_leaves(
         tree, is_leaf=lambda x: isinstance(x, module)))
 
 
 def _scalar_leaves(args: tuple, kwargs: dict[str, Any], most: int = 4) -> str:
-    """The Python scalar leaves inside pytree arguments, as a user would point at them
-    (``argument 2 [0]``, ``cfg.n``); empty where there are none."""
+    """The Python scalar leaves inside pytree arguments, as a user would name them."""
     named = [(f"argument {i + 1}", a) for i, a in enumerate(args)] + list(kwargs.items())
     found = [f"{label}{jax.tree_util.keystr(path)}" for label, value in named
              for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]
-             if path and isinstance(leaf, SCALARS)]
+             if path and isinstance(leaf, arguments.SCALARS)]
     more = f" and {len(found) - most} more" if len(found) > most else ""
     return ", ".join(found[:most]) + more
 
 
 def _leaves_static(plain: Callable, name: str, args: tuple, kwargs: dict[str, Any],
                    swaps: list, nest: tuple[str, ...], given: tuple) -> tuple | None:
-    """(entry, args, kwargs, options, discovery) with every non-array leaf held static, as
-    ``eqx.filter_jit`` takes them, where the entry then traces; else None."""
+    """The entry with every non-array leaf static, where it then traces; else None."""
     fn, args, kwargs = _filtered(plain, name, args, kwargs)
     fn, opts = installing(fn, swaps), dict(NO_STATIC)
     found = discover(fn, args, kwargs, opts, nest, given)
@@ -301,8 +272,7 @@ def _leaves_static(plain: Callable, name: str, args: tuple, kwargs: dict[str, An
 
 def _nnx_split(fn: Callable, args: tuple, kwargs: dict[str, Any],
                ) -> tuple[Callable, tuple, dict[str, Any]]:
-    """Flax NNX modules (the entry, its ``self``, its arguments) as their state, merged
-    back inside the trace (``nnx.jit`` on a helper needs real graph objects)."""
+    """Flax NNX modules as their state, merged back inside the trace."""
     from flax import nnx
 
     if isinstance(fn, types.MethodType):
@@ -329,10 +299,9 @@ def _nnx_split(fn: Callable, args: tuple, kwargs: dict[str, Any],
 
 def _filtered(fn: Callable, name: str, args: tuple, kwargs: dict[str, Any],
               ) -> tuple[Callable, tuple, dict[str, Any]]:
-    """``fn`` as a function of its array leaves alone, every other leaf fixed (static),
-    as ``eqx.filter_jit`` takes it; flattened once, so no call pays for it."""
+    """``fn`` as a function of its array leaves alone, the rest fixed (static)."""
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-    holes, arrays = Holes.of(leaves)
+    holes, arrays = arguments.Holes.of(leaves)
 
     def entry(arrays):
         a, k = jax.tree_util.tree_unflatten(tree, holes.fill(arrays))
@@ -345,26 +314,16 @@ def _filtered(fn: Callable, name: str, args: tuple, kwargs: dict[str, Any],
 def binding_swaps(namespace: dict[str, Any], values: dict[str, Any] | None,
                   ) -> list[tuple[Binding, Any, Any]]:
     """Swaps that set each of ``values`` as a global of ``namespace`` (a sweep's value)."""
-    return [(b, b.original, v) for b, v in
-            ((Binding(namespace, k), v) for k, v in (values or {}).items())]
-
-
-def _helper(found: Found, ran: set[str]) -> Helper:
-    """The helper found, with why it stays inline; ``ran``: the qualified names of the
-    functions the trace ran."""
-    return Helper(found.name, found.call_sites, tuple(found.bindings), found.code,
-                  _why_inline(found, ran), _linen_class(found), found.held_by,
-                  found.self_type, found.kernel)
+    return [(b := Binding(namespace, k), b.original, v) for k, v in (values or {}).items()]
 
 
 def _linen_class(found: Found) -> type | None:
     """The Flax linen module class whose ``__call__`` ``found`` is (None: it is not one)."""
-    linen = _is_linen(found.self_type)
-    return found.self_type if linen and found.code.co_name == "__call__" else None
+    return found.self_type if _is_linen(found.self_type) and found.code.co_name == "__call__" \
+        else None
 
 
 def _is_linen(cls: type | None) -> bool:
-    """Whether ``cls`` is a Flax linen module class."""
     return any(k.__module__.startswith("flax.linen") for k in getattr(cls, "__mro__", ()))
 
 
@@ -377,8 +336,9 @@ def _why_inline(found: Found, ran: set[str]) -> Note | None:
     if outer is not None and outer in ran:
         return Inline("inline_recreated", outer.rsplit(".", 1)[-1])
     linen = _linen_class(found)
-    if linen is not None and found.self_made_before:
-        return linen_made_before(linen)
+    if linen is not None and found.self_made_before:  # apply's: linen binds it by
+        # Module.clone (self.__class__), so a lifted class bound by name is never made
+        return Inline("inline_linen_made_before", linen.__name__)
     if _is_linen(found.self_type) and linen is None:
         return Inline("inline_linen_method")
     if found.self_holds_arrays:

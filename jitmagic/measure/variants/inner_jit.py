@@ -1,6 +1,6 @@
-"""The jit a helper gets in the nested variant: one that takes its arguments as the
-program does (array leaves traced, the rest static), ``nnx.jit`` for NNX methods, and
-the user's own jit recognised and taken off."""
+"""The jit a helper gets in the nested variant (taking its arguments as the program
+does), ``nnx.jit`` for NNX methods, and the user's own jit recognised and taken off.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from ..calls.arguments import SCALAR_MISUSE
 from ..calls.arguments import SCALARS
 from ..calls.arguments import Holes
 from ..calls.arguments import hashable
-from ..calls.arguments import holds_arrays as _holds_arrays
-from ..calls.arguments import is_array as _is_array
+from ..calls.arguments import holds_arrays
+from ..calls.arguments import is_array
 from ..discovery.bindings import jit_label
 from .leaks import static_holder
 
@@ -31,8 +31,8 @@ def is_nnx_class(owner: Any) -> bool:
 
 
 def nnx_method(original: Callable, name: str, ran: set[str]) -> Callable:
-    """A plain function calling ``nnx.jit(original)``: assigned as the class attribute
-    itself, ``nnx.jit``'s wrapper would not bind ``self`` (Flax 0.12)."""
+    """A plain function calling ``nnx.jit(original)`` (as a class attribute
+    ``nnx.jit``'s wrapper would not bind ``self``)."""
     from flax import nnx
 
     jitted = nnx.jit(original)
@@ -52,7 +52,7 @@ def unjit(value: Any) -> Any:
 
 
 def unjitted(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
-    """``wrap`` applied to a bound value with any user jit taken off (a timer, say)."""
+    """``wrap`` applied to a bound value with any user jit taken off."""
     return descriptor(unjit(original), wrap)
 
 
@@ -75,80 +75,64 @@ CallAs = Callable[[Callable, str], Callable]
 
 def faithful_jit(fn: Callable, name: str, notes: list[Noted], ran: set[str],
                  call_as: CallAs | None = None) -> Callable:
-    """``fn`` under a jit taking its arguments as ``jax.jit`` does: array leaves and Python
-    scalars traced, other leaves static (by type and value), non-array outputs passed
-    around the jit; a call with no array is jitted too. Where a traced scalar is used as
-    a Python value (``range(n)``), that call's scalars are held static, with a note;
-    calls it cannot take faithfully run inline, with a note why. A plain function (a
-    class attribute holding it binds ``self``); ``call_as``: how its programs are called."""
-    programs = _Programs(fn, name, notes, ran, call_as)
+    """``fn`` under a jit taking its arguments as ``jax.jit`` does: array leaves and
+    Python scalars traced, other leaves static, non-array outputs passed around it. A call
+    using a traced scalar as a Python value (``range(n)``) is retried with its scalars
+    static; one it cannot take faithfully runs inline; both noted. ``call_as``: how its
+    programs are called."""
+    programs: dict[Any, Callable] = {}  # one per argument structure and static leaves
+    static_scalars: set[Any] = set()  # argument structures whose scalars must be static
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        return programs.call(args, kwargs)
+        leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
+        scalars = tree not in static_scalars and any(isinstance(x, SCALARS) for x in leaves)
+        for traced in (_traced_with_scalars, is_array) if scalars else (is_array,):
+            holes, arrays = Holes.of(leaves, traced)
+            key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves) if not traced(x)))
+            why = _why_not_jit(name, leaves, key)
+            if why:
+                _note_once(notes, why)
+                return fn(*args, **kwargs)
+            if key not in programs:
+                programs[key] = _leaf_program(fn, name, tree, holes, call_as)
+            try:
+                out = programs[key](arrays)
+            except SCALAR_MISUSE as exc:
+                if traced is is_array:
+                    raise
+                static_scalars.add(tree)
+                _note_once(notes, Taken("helper_scalars_static", name, type(exc).__name__))
+                continue
+            ran.add(name)
+            return out
+        raise AssertionError("unreachable: the last attempt (scalars static) returns or raises")
 
     call.__dict__.pop("__wrapped__", None)
     return call
 
 
-class _Programs:
-    """The programs of one :func:`faithful_jit`, one per argument structure and static
-    leaves, and the structures whose Python scalars are held static."""
-
-    def __init__(self, fn: Callable, name: str, notes: list[Noted], ran: set[str],
-                 call_as: CallAs | None) -> None:
-        self.fn, self.name, self.notes, self.ran, self.call_as = fn, name, notes, ran, call_as
-        self.programs: dict[Any, Callable] = {}
-        self.static_scalars: set[Any] = set()  # argument structures whose scalars must be static
-
-    def call(self, args: tuple, kwargs: dict[str, Any]) -> Any:
-        """``fn(*args, **kwargs)`` through its program (scalars traced unless that failed
-        for this structure before), or inline with a note."""
-        leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-        scalars = tree not in self.static_scalars and any(isinstance(x, SCALARS) for x in leaves)
-        for traced in (_traced_with_scalars, _is_array) if scalars else (_is_array,):
-            holes, arrays = Holes.of(leaves, traced)
-            key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves) if not traced(x)))
-            why = _why_not_jit(self.name, leaves, key)
-            if why:
-                _note_once(self.notes, why)
-                return self.fn(*args, **kwargs)
-            if key not in self.programs:
-                self.programs[key] = _leaf_program(self.fn, self.name, tree, holes, self.call_as)
-            try:
-                out = self.programs[key](arrays)
-            except SCALAR_MISUSE as exc:
-                if traced is _is_array:
-                    raise
-                self.static_scalars.add(tree)
-                _note_once(self.notes,
-                           Taken("helper_scalars_static", self.name, type(exc).__name__))
-                continue
-            self.ran.add(self.name)
-            return out
-        raise AssertionError("unreachable: the last attempt (scalars static) returns or raises")
-
-
 def _traced_with_scalars(x: Any) -> bool:
     """Traced as ``jax.jit`` traces it: arrays and Python scalars."""
-    return _is_array(x) or isinstance(x, SCALARS)
+    return is_array(x) or isinstance(x, SCALARS)
 
 
 def _why_not_jit(name: str, leaves: list, key: Any) -> Note | None:
-    """Why the helper ``name`` cannot run this call under its jit (None: it can): a
-    leaf holds arrays but is no pytree, or one holds no array and is not hashable."""
-    for x in leaves:
-        if _holds_arrays(x):
-            return Taken("inline_holds_arrays", name, type(x).__name__)
+    """Why the helper cannot run this call under its jit (None: it can)."""
+    holder = next((x for x in leaves if holds_arrays(x)), None)
+    if holder is not None:
+        return Taken("inline_holds_arrays", name, type(holder).__name__)
     if hashable(key):
         return None
-    bad = next((x for x in leaves if not (_is_array(x) or hashable(x))), None)
+    bad = next((x for x in leaves if not (is_array(x) or hashable(x))), None)
     return Taken("inline_unhashable", name, type(bad).__name__)
 
 
 def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes,
                   call_as: CallAs | None = None) -> Callable:
-    """A jit of ``fn`` over the traced leaves (the others fixed in ``holes``)."""
+    """A jit of ``fn`` over the traced leaves (the others fixed in ``holes``); an
+    exception it raises is tagged with the helper (and where its result's static part
+    holds traced values)."""
     out: dict[str, Any] = {}  # the output's tree and its non-array leaves, once traced
 
     def body(arrays):
@@ -176,12 +160,11 @@ def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes,
     return run
 
 
-def _note_once(notes: list[Noted] | None, note: Noted) -> None:
-    if notes is not None and note not in notes:
+def _note_once(notes: list[Noted], note: Noted) -> None:
+    if note not in notes:
         notes.append(note)
 
 
 def is_user_jit(obj: Any) -> bool:
     """Whether ``obj`` is a ``jax.jit`` the user wrote (its plain function is ``__wrapped__``)."""
-    return (jit_info(obj) is not None
-            and callable(getattr(obj, "__wrapped__", None)))
+    return jit_info(obj) is not None and callable(getattr(obj, "__wrapped__", None))

@@ -1,15 +1,5 @@
-"""How a helper's jit leaked traced values, read off JAX's leak checker's message.
-
-``jax.checking_leaks()`` names each leaked tracer's chain of keepers (``<list 1> is
-referred to by __main__.seen``), which tells the mechanism: a global or closed-over list
-the helper stored it in; an effect handler's stack (numpyro's ``_PYRO_STACK``); the
-static part of the helper's result; or JAX's cache of a jit's constants, where the
-helper used its caller's traced value without being passed it (a Keras layer inside
-``stateless_call``, Haiku's ``hk.get_parameter``), worded by the helper's library
-(:func:`library_of`). Where the helper's own jit saw its result's static part (aux data,
-non-array leaves) holding a traced value (a ``distrax.Chain``'s
-``partial(conditioner, params)``), the holder is read from the result itself
-(:func:`static_holder`).
+"""How a helper's jit leaked traced values: from the chain of keepers JAX's leak checker
+names, or from the result's static part itself (:func:`static_holder`).
 """
 
 from __future__ import annotations
@@ -29,24 +19,20 @@ from ..discovery.found import closure_values
 
 #: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
 _LINK = re.compile(r"^<(\w+) \d+> is referred to by (.*)$")
-#: What keeps an object, where it is a module's global (``numpyro.handlers._PYRO_STACK``).
+#: What keeps an object: a module's global (``numpyro.handlers._PYRO_STACK``), a key of a
+#: function's globals (a cell's), a variable a function closes over.
 _GLOBAL = re.compile(r"^[\w.]+$")
-#: ... where it is a key of a dict that a function then holds: its globals (a cell's).
 _NAMESPACE_KEY = re.compile(r"^<dict \d+>\['(\w+)'\]$")
-#: ... where it is a variable a function closes over.
 _CLOSED_OVER = re.compile(r"\((\w+)\) closed-over variable (\w+)$")
 #: Plain containers: the static part's own type is the first object outside them.
 _CONTAINERS = {"list", "tuple", "dict", "OrderedDict", "DynamicJaxprTracer", "JitTracer"}
-
-
-#: Libraries whose helpers use their caller's traced values without being passed them
-#: in a way of their own, said in that library's terms (:mod:`jitmagic.render.notes`).
+#: Libraries whose helpers use their caller's traced values unpassed in a way of their
+#: own, said in that library's terms (:mod:`jitmagic.render.notes`).
 _NOT_PASSED = ("haiku", "keras")
 
 
 def library_of(helper: Any) -> str | None:
-    """``haiku`` or ``keras`` where the helper is a method of a class of that library
-    (its ``self``'s class, or the class it is bound in), else None."""
+    """``haiku`` or ``keras`` where the helper is a method of a class of that library."""
     owners = [getattr(helper, "self_type", None),
               *(b.owner for b in getattr(helper, "bindings", ()))]
     for klass in (k for owner in owners for k in getattr(owner, "__mro__", ())):
@@ -57,8 +43,9 @@ def library_of(helper: Any) -> str | None:
 
 
 def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
-    """How the helper kept traced values (a :class:`~jitmagic.model.notes.Leak`), from the
-    first leaked tracer's chain in JAX's message; the general one where it has no chain."""
+    """How the helper kept traced values, from the first leaked tracer's chain in
+    JAX's message: a global, an effect handler's stack, a closure, the result's static
+    part, or its caller's value used unpassed (JAX's cache of a jit's constants)."""
     chain = _first_chain(str(error))
     holders = [keeper for _, keeper in chain]
     if any("separate_consts" in h for h in holders):
@@ -82,11 +69,9 @@ def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
 
 def _first_chain(message: str) -> list[tuple[str, str]]:
     """The first leaked tracer's chain, (kept object's type, its keeper), outwards."""
-    for block in message.split("\n\n"):
-        links = [(m[1], m[2]) for m in map(_LINK.match, block.splitlines()) if m]
-        if links:
-            return links
-    return []
+    return next((links for block in message.split("\n\n")
+                 if (links := [(m[1], m[2]) for m in map(_LINK.match, block.splitlines())
+                               if m])), [])
 
 
 #: At most this many objects of a result's static part are looked at.
@@ -94,8 +79,7 @@ MAX_OBJECTS = 2_000
 
 
 def static_holder(tree: Any, fixed: tuple) -> Leak | None:
-    """Where a result flattened to ``tree`` with non-array leaves ``fixed`` holds a traced
-    value (None: nowhere)."""
+    """Where a result (``tree``, non-array leaves ``fixed``) holds a traced value."""
     seen: set[int] = set()
     result = _node_type(tree)
     for in_aux, values in ((True, _aux_data(tree)), (False, fixed)):
@@ -108,11 +92,8 @@ def static_holder(tree: Any, fixed: tuple) -> Leak | None:
 
 def _node_type(tree: Any) -> str | None:
     """The class name of a result that is a registered pytree class (None: a container)."""
-    data = tree.node_data()
-    kind = data[0] if data is not None else None
-    if kind is None or kind in (tuple, list, dict, type(None)):
-        return None
-    return kind.__name__
+    kind = (tree.node_data() or (None,))[0]
+    return None if kind in (None, tuple, list, dict, type(None)) else kind.__name__
 
 
 def _aux_data(tree: Any) -> list[Any]:
@@ -128,8 +109,7 @@ def _aux_data(tree: Any) -> list[Any]:
 
 
 def _holder(value: Any, seen: set[int]) -> tuple[str, str | None] | None:
-    """The nearest function (or object) on the way from ``value`` to a traced value it
-    holds, as :func:`_described` says it; None: it holds none."""
+    """The nearest function (or object) on the way from ``value`` to a traced value."""
     stack: list[tuple[Any, Any]] = [(value, None)]
     while stack and len(seen) < MAX_OBJECTS:
         obj, owner = stack.pop()
@@ -144,8 +124,7 @@ def _holder(value: Any, seen: set[int]) -> tuple[str, str | None] | None:
 
 
 def _nearer(obj: Any, owner: Any) -> Any:
-    """The object to name: the nearest function or partial on the way, else the nearest
-    object that is not a container."""
+    """The object to name: the nearest function or partial, else non-container."""
     if isinstance(obj, functools.partial | types.FunctionType):
         return obj
     if isinstance(owner, functools.partial | types.FunctionType):
@@ -168,8 +147,7 @@ def _children(obj: Any) -> list[Any]:
 
 
 def _described(owner: Any) -> tuple[str, str]:
-    """What holds a traced value nearest, and its name: ``("partial", "conditioner")``,
-    ``("function", "f")`` or ``("object", "Holder")``."""
+    """What holds a traced value nearest, and its name: ``("partial", "f")``, ..."""
     if isinstance(owner, functools.partial):
         return "partial", getattr(owner.func, "__name__", type(owner.func).__name__)
     if isinstance(owner, types.FunctionType):

@@ -1,13 +1,7 @@
-"""Out of line: each helper compiled once as its own program and called from the caller.
-
-XLA inlines a nested ``jax.jit`` again, so nesting shortens tracing and lowering but not
-XLA's compile; a helper kept *out of line* is compiled once and called, XLA never seeing
-its body. The mechanism is Equinox's ``equinox.internal.noinline`` (a host callback
-running the helper's own jit): JAX's ``set_xla_metadata(inlineable="false")`` keeps a
-call, but XLA's call-graph flattening clones the callee per call site (JAX 0.10.2, CPU).
-Under ``jax.grad`` Equinox builds further programs, so a call autodiff reaches runs
-inline through a ``jax.custom_jvp``, the reason kept per helper. Without Equinox nothing
-is kept out of line (:func:`unavailable`).
+"""Out of line: each helper compiled once as its own program and called from the caller
+(XLA inlines a nested ``jax.jit`` again, and clones a callee JAX marks not inlineable per
+call site), through Equinox's ``noinline``; a call autodiff reaches runs inline, the
+reason kept. Without Equinox nothing is kept out of line (:func:`unavailable`).
 """
 
 from __future__ import annotations
@@ -45,15 +39,13 @@ def unavailable() -> Inline | None:
 
 @dataclass
 class OutOfLine:
-    """What a variant kept out of line while tracing: each helper's calls (``kept``),
-    and why each other one was not (``refused``)."""
+    """What a trace kept out of line (each helper's calls) and why each other was not."""
 
     kept: dict[str, int] = field(default_factory=dict)
     refused: dict[str, Note] = field(default_factory=dict)
 
     def wrap(self, jitted: Callable, name: str) -> Callable:
-        """``jitted`` (a helper's own jit) called out of line; a call autodiff reaches at
-        any depth runs ``jitted`` itself (its derivative rule), the reason kept."""
+        """``jitted`` called out of line; under autodiff, ``jitted`` itself."""
         noinline = _noinline()
         if noinline is None:
             self.refused.setdefault(name, Inline("inline_no_noinline"))
@@ -72,11 +64,6 @@ class OutOfLine:
 
         return call
 
-    def clear(self) -> None:
-        """Forget what one trace did (each cold run traces anew)."""
-        self.kept.clear()
-        self.refused.clear()
-
 
 def out_of_line_calls(jaxpr: Any) -> int:
     """The out-of-line calls a (closed) jaxpr holds, in its sub-jaxprs too (a scan body)."""
@@ -85,8 +72,7 @@ def out_of_line_calls(jaxpr: Any) -> int:
 
 
 def out_of_line_variant(nested: Prepared, helpers: tuple[str, ...]) -> tuple[Prepared, OutOfLine]:
-    """The program with each of ``helpers`` (those nested really) kept out of line, and
-    its record; one nesting cannot take stays inline, its reason in ``refused``."""
+    """The program with ``helpers`` kept out of line, and its record."""
     record = OutOfLine()
     plan = nested.variant.plan
     built = nest_only(plan, helpers, "out of line", call_as=record.wrap)
@@ -99,11 +85,8 @@ def out_of_line_variant(nested: Prepared, helpers: tuple[str, ...]) -> tuple[Pre
 
 
 def probe(prepared: Prepared, record: OutOfLine) -> tuple[int, dict[str, Note]]:
-    """One untimed trace of the out-of-line program: its out-of-line calls, and why each
-    helper not kept out of line was not (``record`` keeps what this trace kept)."""
-    fixed = dict(record.refused)
-    record.clear()
-    record.refused.update(fixed)
+    """One untimed trace: its out-of-line calls, and why each other helper was not."""
+    record.kept.clear()
     traced = jax.jit(prepared.variant.fn, **prepared.variant.jit_options).trace(
         *prepared.args, **prepared.kwargs)
     return out_of_line_calls(traced.jaxpr), dict(record.refused)

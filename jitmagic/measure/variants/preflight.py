@@ -1,13 +1,8 @@
 """The nested variant traced and lowered once, untimed, before anything is measured.
-
-Some helpers cannot run under a jit of their own although the program traces (a
-numpyro model under effect handlers, a Keras layer whose jit keeps its caller's traced
-variables as constants). Where the nested trace leaks, the helper that leaks is found
-by tracing with fewer nested (:class:`LeakSearch`) and kept inline with the mechanism
-as its reason (:mod:`~.leaks`); where it fails otherwise and flat did not, the helper
-whose jit was tracing is kept inline with the error. A comparison never loses its
-nested variant to a helper that cannot be nested; one that is the flat program is
-measured once (:func:`one_program`).
+A helper whose own jit leaks tracers (a numpyro model under effect handlers, a Keras
+layer) is found by tracing with fewer nested (:class:`LeakSearch`) and kept inline with
+the mechanism (:mod:`~.leaks`); one whose jit fails the trace where flat does not, with
+the error. A nested variant that is the flat program is measured once.
 """
 
 from __future__ import annotations
@@ -15,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import re
 import traceback
-from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -40,11 +34,12 @@ from .rows import not_nested
 #: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
 #: message, and ``UnexpectedTracerError``'s).
 _LEAKED_IN = re.compile(r"(?:while tracing the function|when the value leaked was) (\S+) at")
+#: A variant's traced program and its lowering (None where lowering failed).
+Programs = tuple[Any, Any]
 
 
 def checked_nested(variant: Variant, plan: Plan) -> Variant:
-    """``variant`` (nested), or one with each helper whose own jit leaks tracers or (where
-    flat traces) fails the trace kept inline, with its reason."""
+    """``variant`` with each helper whose jit leaks or fails the trace kept inline."""
     refused: dict[str, Note] = {}
     search = LeakSearch(plan, variant.name, refused)  # its traces hold as more are refused
     traced = None  # the current variant's programs, once it traces
@@ -52,10 +47,8 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
         traced, error = _programs(variant)
         if error is None:
             break
-        if _is_leak(error):
-            found = search.culprit(variant.planned, error)
-        else:
-            found = _failing(error, variant)
+        found = search.culprit(variant.planned, error) if _is_leak(error) \
+            else _failing(error, variant)
         if found is None:
             break
         culprit, refused[culprit] = found
@@ -68,9 +61,8 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
 
 def one_program(variant: Variant, traced: Programs | None,
                 refused: dict[str, Note] | None = None) -> Variant:
-    """``variant``, or where its ``traced`` program holds no jit call of a planned helper
-    and is the flat program (same equations, jit calls and lowered text), the variant
-    with nothing nested, each helper inline with the reason, so it is measured once."""
+    """``variant``, or where its program holds no helper's jit call and is the flat
+    program, the variant with nothing nested (each helper inline, with the reason)."""
     plan = variant.plan
     if not variant.planned or traced is None:
         return variant
@@ -90,13 +82,8 @@ def one_program(variant: Variant, traced: Programs | None,
     return same
 
 
-#: A variant's traced program and its lowering (None where lowering failed).
-Programs = tuple[Any, Any]
-
-
 def _same_programs(nested: Programs, flat: Programs) -> bool:
-    """Whether two variants traced and lowered to the same program: as many equations
-    and jit calls, and (where both lowered) the same StableHLO text."""
+    """As many equations and jit calls, and (where both lowered) the same StableHLO."""
     (traced, lowered), (flat_traced, flat_lowered) = nested, flat
     same = all(count(traced.jaxpr) == count(flat_traced.jaxpr)
                for count in (count_equations, count_nested_calls))
@@ -105,25 +92,24 @@ def _same_programs(nested: Programs, flat: Programs) -> bool:
     return same and lowered.as_text() == flat_lowered.as_text()
 
 
-def trace_error(variant: Variant, lower: bool = True) -> BaseException | None:
-    """What tracing the variant raises from cleared caches under JAX's leak checker
-    (None: it traces). A trace that succeeds is lowered too (``lower``), untimed, so the
-    process's one-time lowering costs (Pallas's rules) land on no timed run."""
-    return _programs(variant, lower)[1]
-
-
 def _programs(variant: Variant, lower: bool = True, checking: bool = True,
               ) -> tuple[Programs | None, BaseException | None]:
-    """((traced, lowered or None), None), or (None, what tracing raised);
-    ``checking``: under JAX's leak checker."""
+    """((traced, lowered or None), None), or (None, what tracing raised), from cleared
+    caches (``checking``: under JAX's leak checker); lowered untimed (``lower``), so one-time
+    lowering costs land on no timed run."""
     plan = variant.plan
     jax.clear_caches()  # a warm trace cache would hide a helper's body
     leaks = jax.checking_leaks() if checking else contextlib.nullcontext()
+    # JAX's own frames kept on tracebacks: a failure in its leak checker is seen as one
+    filtering = jax.config.values["jax_traceback_filtering"]
     try:
-        with leaks, _frames_kept():
+        jax.config.update("jax_traceback_filtering", "off")
+        with leaks:
             traced = jax.jit(variant.fn, **variant.jit_options).trace(*plan.args, **plan.kwargs)
     except Exception as exc:  # noqa: BLE001 (any failure is the user's code: reported later)
         return None, exc
+    finally:
+        jax.config.update("jax_traceback_filtering", filtering)
     lowered = None
     if lower:
         with contextlib.suppress(Exception):  # a lowering error shows in the timed run itself
@@ -131,21 +117,9 @@ def _programs(variant: Variant, lower: bool = True, checking: bool = True,
     return (traced, lowered), None
 
 
-@contextlib.contextmanager
-def _frames_kept() -> Iterator[None]:
-    """Within: JAX keeps its own frames on tracebacks, so a failure inside its leak
-    checker is still seen as the leak check's (:func:`_is_leak`)."""
-    before = jax.config.values["jax_traceback_filtering"]
-    jax.config.update("jax_traceback_filtering", "off")
-    try:
-        yield
-    finally:
-        jax.config.update("jax_traceback_filtering", before)
-
-
 def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
-    """(the planned helper to keep inline, why) for a failure that is not a leak, where
-    the flat program traces: the innermost planned helper on the error's traceback."""
+    """(the innermost planned helper on the traceback, why) for a failure that is not a
+    leak, where the flat program traces."""
     if not variant.plan.flat_traces:
         return None  # the program fails flat too: the user's error, reported as it is
     helpers = variant.plan.helpers
@@ -158,11 +132,9 @@ def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
 
 
 class LeakSearch:
-    """Which planned helper's jit leaks, found by untimed traces with fewer nested. A
-    leak often surfaces in a caller's jit, so the helper JAX names is a first guess,
-    tried alone; else the shortest leaking prefix of the planned helpers is bisected for
-    (its last one leaks), tried alone, and where it leaks only with others, those are
-    bisected for its partner: at most ``2 * ceil(log2 n) + 3`` traces."""
+    """Which planned helper's jit leaks: the one JAX names, tried alone; else the shortest
+    leaking prefix is bisected for (its last one leaks) and, where that leaks only with
+    others, its partner: at most ``2 * ceil(log2 n) + 3`` traces."""
 
     def __init__(self, plan: Plan, label: str, refused: dict[str, Note]):
         self.plan, self.label, self.refused = plan, label, refused
@@ -171,8 +143,7 @@ class LeakSearch:
 
     def culprit(self, planned: tuple[str, ...],
                 error: BaseException) -> tuple[str, Note] | None:
-        """(the helper to keep inline, why), given that nesting ``planned`` leaked with
-        ``error``; None where no planned helper is to blame (the program leaks flat)."""
+        """(the helper to keep inline, why) for a leak of ``planned`` (None: flat's)."""
         if not planned or not self._caused_by_nesting(error, planned):
             return None
         if len(planned) == 1:
@@ -190,23 +161,30 @@ class LeakSearch:
         return last, self._reason(leaked, last, before[start - 1])
 
     def _reason(self, error: BaseException, culprit: str, partner: str | None = None) -> Note:
-        """:func:`leaks_reason`, worded for the library the culprit belongs to."""
-        return leaks_reason(error, culprit, partner, library_of(self.plan.helpers[culprit]))
+        """Why ``culprit`` runs inline: what its result's static part holds, else the
+        leak checker's mechanism worded for its library; ``partner``: its co-culprit."""
+        if getattr(error, HELPER_TAG, None) == culprit and \
+                (held := getattr(error, STATIC_TAG, None)) is not None:
+            return Inline("inline_leaks", held, None, partner)
+        library = library_of(self.plan.helpers[culprit])
+        return Inline("inline_leaks", None, leak_mechanism(error, library), partner)
 
     def leak(self, nest: tuple[str, ...]) -> BaseException | None:
-        """The leak tracing with only ``nest`` nested raises, where nesting caused it
-        (None: no leak, a leak the program has flat too, or another failure)."""
+        """The leak nesting only ``nest`` causes (None: none, flat's own, or another failure)."""
         if nest not in self._leaks:
-            error = trace_error(nest_only(self.plan, nest, self.label, self.refused), lower=False)
+            error = self._trace_error(nest)
             caused = error is not None and _is_leak(error) \
                 and self._caused_by_nesting(error, nest)
             self._leaks[nest] = error if caused else None
         return self._leaks[nest]
 
+    def _trace_error(self, nest: tuple[str, ...]) -> BaseException | None:
+        return _programs(nest_only(self.plan, nest, self.label, self.refused), lower=False)[1]
+
     def _shortest_leaking(self, helpers: tuple[str, ...], extra: tuple[str, ...],
                           error: BaseException) -> tuple[int, BaseException]:
-        """The least ``k`` such that nesting ``helpers[:k]`` and ``extra`` leaks, and that
-        leak, given that all of them leak (``error``) and ``extra`` alone does not."""
+        """The least ``k`` such that ``helpers[:k]`` and ``extra`` leak, and that
+        leak (all of them leak, ``extra`` alone does not)."""
         low, high = 0, len(helpers)  # low's prefix does not leak, high's does
         while high - low > 1:
             mid = (low + high) // 2
@@ -218,41 +196,22 @@ class LeakSearch:
         return high, error
 
     def _named(self, error: BaseException, planned: tuple[str, ...]) -> str | None:
-        """The planned helper whose jit raised the leak, or the one JAX's message says
-        the leaked value escaped."""
+        """The planned helper whose jit raised the leak, or the one JAX's message names."""
         tagged = getattr(error, HELPER_TAG, None)
         if tagged in planned:
             return tagged
-        return _named_in_message(error, planned, self.plan)
+        leaked = _LEAKED_IN.search(str(error))
+        return next((n for n in planned
+                     if leaked and leaked.group(1) in self.plan.helpers[n].jit_names), None)
 
     def _caused_by_nesting(self, error: BaseException, nest: tuple[str, ...]) -> bool:
-        """Whether a leak is nesting's: it names a nested helper's jit, or the program
-        with nothing nested does not leak (traced once, where needed)."""
+        """Whether a leak names a nested helper's jit, or flat does not leak."""
         if self._named(error, nest) is not None:
             return True
         if self._flat_leaks is None:
-            flat = trace_error(nest_only(self.plan, (), self.label, self.refused), lower=False)
+            flat = self._trace_error(())
             self._flat_leaks = flat is not None and _is_leak(flat)
         return not self._flat_leaks
-
-
-def _named_in_message(error: BaseException, planned: tuple[str, ...],
-                      plan: Plan) -> str | None:
-    leaked = _LEAKED_IN.search(str(error))
-    return next((n for n in planned
-                 if leaked and leaked.group(1) in plan.helpers[n].jit_names), None)
-
-
-def leaks_reason(error: BaseException, culprit: str, partner: str | None = None,
-                 library: str | None = None) -> Inline:
-    """Why ``culprit``, whose jit leaks tracers, runs inline: what its result's static part
-    holds (:data:`~.inner_jit.STATIC_TAG`), else the leak checker's mechanism for its
-    ``library``; ``partner``: a helper it leaks only nested with."""
-    held = getattr(error, STATIC_TAG, None) if getattr(error, HELPER_TAG, None) == culprit \
-        else None
-    if held is not None:
-        return Inline("inline_leaks", held, None, partner)
-    return Inline("inline_leaks", None, leak_mechanism(error, library), partner)
 
 
 def _first_line(error: BaseException, width: int = 100) -> str:
@@ -260,12 +219,9 @@ def _first_line(error: BaseException, width: int = 100) -> str:
 
 
 def _is_leak(error: BaseException) -> bool:
-    """A tracer leak: JAX's error for one used later, or anything its leak checker raises."""
+    """A tracer leak: JAX's error for one used later, or what its leak checker raises."""
     if isinstance(error, jax.errors.UnexpectedTracerError):
         return True
-    frames = traceback.extract_tb(error.__traceback__)  # JAX's own kept: _frames_kept
-    return any(f.name in _LEAK_CHECK for f in frames) or str(error).startswith("Leaked trace")
-
-
-#: JAX's functions that check for leaked tracers at the end of a trace.
-_LEAK_CHECK = ("ensure_no_leaks", "leaked_tracer_error")
+    frames = traceback.extract_tb(error.__traceback__)  # JAX's own kept: _programs
+    return any(f.name in ("ensure_no_leaks", "leaked_tracer_error") for f in frames) \
+        or str(error).startswith("Leaked trace")

@@ -1,6 +1,6 @@
-"""A variant as a row of the sampler: its cold first call and steady state, and the
-``VariantResult`` made from its samples, with the helpers it nests checked against the
-program it built (a helper is claimed nested only with a jit call in that program)."""
+"""A variant as a row of the sampler, and its ``VariantResult``, a helper claimed nested
+only with a jit call in the program it built.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from dataclasses import asdict
 from dataclasses import dataclass
 from typing import Any
 
-from ...model.notes import Note
 from ...model.notes import Noted
 from ...model.notes import Taken
 from ...model.notes import mentions
@@ -19,13 +18,10 @@ from ...model.rows import FROM_STAGED
 from ...model.rows import PHASES
 from ...model.rows import VariantResult
 from ..discovery.found import UserFunctions
+from ..sampling import stages
 from ..sampling.monitor import Monitor
 from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler
-from ..sampling.stages import first_call_run
-from ..sampling.stages import own_program
-from ..sampling.stages import staged_run
-from ..sampling.stages import warm_artefacts
 from ..sampling.stops import Checkpoint
 from ..sampling.structure import ProgramFacts
 from ..sampling.structure import distinct_jaxprs
@@ -38,10 +34,8 @@ from .plan import Variant
 
 @dataclass(frozen=True)
 class Staged:
-    """What a comparison already built for one variant, for the parts to reuse:
-    ``jaxpr``, its (closed) jaxpr or the ``Traced`` holding it, from any trace (a cached
-    helper's keeps the frames of the trace that built it); ``lowered``, its ``Lowered`` or
-    ``lowered.as_text(debug_info=True)`` (None: lower here)."""
+    """What a comparison built for one variant, for the parts to reuse: its jaxpr (or
+    ``Traced``), its ``Lowered`` or that's text (None: lower here)."""
 
     jaxpr: Any
     lowered: Any = None
@@ -60,8 +54,7 @@ class Prepared:
 
 @dataclass
 class VariantSubject:
-    """A prepared variant as a sampler row: its cold first call, then steady calls; where
-    JAX gave no stage events, every later repeat is a staged run."""
+    """A prepared variant as a sampler row: its cold first call, then steady calls."""
 
     prepared: Prepared
     warm_up: bool = False  # the cold run's own first call already took the slow path
@@ -77,8 +70,8 @@ class VariantSubject:
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         variant = self.prepared.variant
-        run = (staged_run if self.staged else first_call_run)(
-            own_program(variant.fn, variant.name), self.args, self.kwargs, monitor, check,
+        run = (stages.staged_run if self.staged else stages.first_call_run)(
+            stages.own_program(variant.fn, variant.name), self.args, self.kwargs, monitor, check,
             variant.jit_options)
         self.staged = run.stages_from == FROM_STAGED
         return ColdSample(run.times, run.jitted, run.output, run.events, run,
@@ -88,7 +81,7 @@ class VariantSubject:
         """Structure counts, read untimed from what the cold run built."""
         run = cold.artefact
         if "first_call_s" in cold.times:  # a finished run: its caches are warm
-            run = warm_artefacts(run, self.args, self.kwargs)
+            run = stages.warm_artefacts(run, self.args, self.kwargs)
         return structure(run)
 
 
@@ -106,21 +99,20 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
         variant = s.prepared.variant
         traced = bool(runs.samples[name].get("trace_s")) or name in runs.errors
         calls = verified_calls(variant, shape.jaxpr)
+        found = calls or {}
         out[name] = VariantResult(
             name=name,
             samples=runs.samples[name],
             # stopped before its trace finished: the helpers it was to nest, as found
-            helpers=tuple(calls) if calls is not None else () if traced else variant.planned,
-            helper_calls=calls or {},
-            own_jit=tuple(n for n in variant.own_jit if n in (calls or {})),
+            helpers=tuple(found) if calls is not None or traced else variant.planned,
+            helper_calls=found,
+            own_jit=tuple(n for n in variant.own_jit if n in found),
             execute_loops=runs.loops.get(name, 0),
             jaxpr_text=shape.jaxpr_text,
             error=runs.describe_failure(name) if name in runs.errors else None,
-            noted=(*_notes(variant, calls), *held_notes(variant, calls, shape.jaxpr),
-                   *backward_note(variant, calls, shape.jaxpr))
-            if traced else tuple(variant.notes),
+            noted=_notes(variant, found, shape.jaxpr) if traced else tuple(variant.notes),
             # refused up front, or planned but absent from the program
-            inline=(*variant.inline, *(n for n in variant.planned if n not in (calls or {})))
+            inline=(*variant.inline, *(n for n in variant.planned if n not in found))
             if traced else variant.inline,
             stages_from=shape.stages_from,
             jaxpr_eqns=shape.jaxpr_eqns,
@@ -132,58 +124,43 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
 
 
 def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
-    """The helpers the variant's ``jaxpr`` really nests (at least one jit call, matched
-    by the code it runs), with their calls; None where no jaxpr was traced."""
+    """The helpers ``jaxpr`` really nests, with their jit calls (None: no jaxpr)."""
     if jaxpr is None:
         return None
     calls = helper_jit_calls(jaxpr, variant.plan.helpers, variant.planned)
     return {n: calls[n] for n in variant.planned if calls[n]}
 
 
-def backward_note(variant: Variant, calls: dict[str, int] | None,
-                  jaxpr: Any) -> list[Taken]:
-    """A note of the nested helpers' backward passes under ``grad`` (jits of their own,
-    counted in nested calls but not in the helpers'), where the program holds some."""
-    if jaxpr is None or not calls:
-        return []
-    backward = jit_calls_and_backward(jaxpr, variant.plan.helpers, tuple(calls))[1]
-    held = [n for n in calls if backward[n]]
-    return [Taken("backward_passes", tuple(held), tuple(backward[n] for n in held))] if held else []
-
-
-
-def _notes(variant: Variant, calls: dict[str, int] | None) -> tuple[Noted, ...]:
-    """The variant's notes, with a reason for every planned helper its program lacks."""
+def _notes(variant: Variant, calls: dict[str, int], jaxpr: Any) -> tuple[Noted, ...]:
+    """The variant's notes, with a reason for each planned helper its program lacks,
+    each nested Pallas kernel body or helper a library primitive holds, and the nested
+    helpers' backward passes under ``grad``."""
+    helpers = variant.plan.helpers
     notes: list[Noted] = list(variant.notes)
     for n in variant.planned:
-        if n not in (calls or {}) and not any(mentions(note, n) for note in notes):
-            notes.append(not_nested(n, variant.plan.helpers[n]))
+        if n not in calls and not any(mentions(note, n) for note in notes):
+            notes.append(not_nested(n, helpers[n]))
+    notes += [Taken("kernel_body", n) for n in calls if helpers[n].kernel]
+    notes += [Taken("held_by", n, h.held_by, called_inside(jaxpr, helpers, n))
+              for n, h in ((n, helpers[n]) for n in calls) if h.held_by is not None]
+    if jaxpr is not None and calls:
+        backward = _read(jaxpr, helpers, tuple(calls)).backward
+        held = [n for n in calls if backward[n]]
+        if held:
+            notes.append(Taken("backward_passes", tuple(held), tuple(backward[n] for n in held)))
     return tuple(notes)
 
 
 def not_nested(name: str, helper: Helper) -> Taken:
-    """Why the planned helper ``name``, of which the program holds no jit call, stays
-    inline: the library primitive holding it, and whether a name of the user's does."""
+    """Why a planned helper with no jit call in the program stays inline."""
     return Taken("not_nested", name, helper.held_by, bool(helper.bindings))
-
-
-def held_notes(variant: Variant, calls: dict[str, int] | None, jaxpr: Any) -> list[Note]:
-    """Notes of each nested helper that is a Pallas kernel body or that a library
-    primitive holds (with the user's functions its jit ran)."""
-    notes: list[Note] = [Taken("kernel_body", n) for n in (calls or {})
-                         if variant.plan.helpers[n].kernel]
-    for n in (calls or {}):
-        held = variant.plan.helpers[n].held_by
-        if held is not None:
-            inside = called_inside(jaxpr, variant.plan.helpers, n)
-            notes.append(Taken("held_by", n, held, tuple(inside)))
-    return notes
 
 
 def nothing_to_nest(variant: Variant) -> VariantResult:
     """The nested variant's result where it nests nothing: no samples, its reasons."""
     return VariantResult(name=variant.name, samples={p: [] for p in PHASES}, helpers=(),
-                         noted=(*_notes(variant, {}), Taken("same_as_flat")), inline=variant.inline)
+                         noted=(*_notes(variant, {}, None), Taken("same_as_flat")),
+                         inline=variant.inline)
 
 
 JIT_PRIMITIVES = ("jit", "pjit")
@@ -193,25 +170,14 @@ BACKWARD = "transpose("
 
 def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
                      counted: Iterable[str] | None = None) -> Counter:
-    """Each helper's jit calls in ``jaxpr``, every call as it happens (sub-jaxprs too), by
-    name; ``counted`` limits the names counted.
+    """Each helper's jit calls in ``jaxpr`` (sub-jaxprs too), by name (of ``counted``).
 
-    A jit equation is matched by what it holds: of the frames each inner equation was
-    traced under, those of the jit's own call site are left out, and the outermost user
-    frame left is the function called inside it. Where the inner equations agree on one
-    such helper, the jit is its call whatever it is named (quax re-wraps it as ``qfun``);
-    else the name decides (:attr:`~.plan.Helper.jit_names`). A helper's jit inside
-    another of its own (``jax.jit(jax.jit(f))``) counts once, unless called from inside
-    the helper (recursion). Under ``grad`` each call's backward pass (``transpose(jvp())``
-    scope) and the jits inside it are counted apart (:func:`jit_calls_and_backward`)."""
+    A jit equation is a helper's call where the outermost user frame of its inner equations,
+    its own call site's frames left out, is that helper's (quax re-wraps it as ``qfun``),
+    else by its name (:attr:`~.plan.Helper.jit_names`). A helper's jit inside another of its
+    own counts once, unless called from inside it (recursion); under ``grad`` each call's
+    backward pass (``transpose(jvp())``) is counted apart."""
     return _read(jaxpr, helpers, counted).calls
-
-
-def jit_calls_and_backward(jaxpr: Any, helpers: dict[str, Helper],
-                           counted: Iterable[str] | None = None) -> tuple[Counter, Counter]:
-    """:func:`helper_jit_calls`, and each helper's backward passes under ``grad``."""
-    reader = _read(jaxpr, helpers, counted)
-    return reader.calls, reader.backward
 
 
 def _read(jaxpr: Any, helpers: dict[str, Helper], counted: Iterable[str] | None) -> _Claims:
@@ -221,8 +187,7 @@ def _read(jaxpr: Any, helpers: dict[str, Helper], counted: Iterable[str] | None)
 
 
 def called_inside(jaxpr: Any, helpers: dict[str, Helper], name: str) -> tuple[str, ...]:
-    """The user's functions (qualified names, first seen first) that the jit calls of
-    helper ``name`` ran: the frames below the helper's own inside its jits."""
+    """The user's functions (qualified names) the jit calls of helper ``name`` ran."""
     reader, code = _Claims(helpers, {name}), helpers[name].code
     found: dict[str, None] = {}
     for current in distinct_jaxprs(jaxpr):
@@ -254,8 +219,7 @@ class _Claims:
         self.chains: dict[int, set[tuple[types.CodeType, ...]]] = {}
 
     def walk(self, jaxpr: Any, enclosing: frozenset[str], backward: bool = False) -> None:
-        """Count the jit calls in ``jaxpr``, inside jits of the helpers ``enclosing``: as
-        calls, or, inside a call's backward half (``backward``), as backward passes."""
+        """Count the jit calls in ``jaxpr`` inside jits of the helpers ``enclosing``."""
         for eqn in jaxpr.eqns:
             inside, back = enclosing, backward
             if eqn.primitive.name in JIT_PRIMITIVES:
@@ -275,23 +239,21 @@ class _Claims:
         body = eqn.params.get("jaxpr")
         body = getattr(body, "jaxpr", body)
         key = (id(body), eqn.source_info.traceback)
-        owners = self.owners.get(key)
-        if owners is None:
+        if key not in self.owners:
             owner = self._runs(body, self._own(eqn.source_info.traceback))
             if owner is not None and owner not in self.counted:  # code a counted helper holds
                 owner = self.holders.get(self.helpers[owner].code, owner)
             name = str(eqn.params.get("name", ""))
-            owners = frozenset({owner} if owner is not None else
-                               {n for n, h in self.helpers.items() if name in h.jit_names})
-            self.owners[key] = owners
-        return owners
+            self.owners[key] = frozenset({owner} if owner is not None else
+                                         {n for n, h in self.helpers.items()
+                                          if name in h.jit_names})
+        return self.owners[key]
 
     def _own(self, tb: Any) -> frozenset[types.CodeType]:
         """The code on a jit equation's own traceback: where it was called from."""
-        own = self.frames.get(tb)
-        if own is None:
-            own = self.frames[tb] = frozenset(traceback_codes(tb))
-        return own
+        if tb not in self.frames:
+            self.frames[tb] = frozenset(traceback_codes(tb))
+        return self.frames[tb]
 
     def _runs(self, body: Any, own: frozenset[types.CodeType]) -> str | None:
         """The helper the jit's ``body`` runs: the one outermost user function its
@@ -301,15 +263,13 @@ class _Claims:
         return self.by_code.get(found.pop()) if len(found) == 1 else None
 
     def _chains(self, body: Any) -> set[tuple[types.CodeType, ...]]:
-        """The helper and user frames of each distinct traceback in ``body``, outermost
-        first."""
-        chains = self.chains.get(id(body))
-        if chains is None:
-            chains = self.chains[id(body)] = set()
-            for tb in {eqn.source_info.traceback for eqn in getattr(body, "eqns", ())}:
-                chains.add(tuple(c for c in reversed(traceback_codes(tb))
-                                 if c in self.by_code or self.is_user(c)))
-        return chains
+        """The helper and user frames of each traceback in ``body``, outermost first."""
+        if id(body) not in self.chains:
+            self.chains[id(body)] = {
+                tuple(c for c in reversed(traceback_codes(tb))
+                      if c in self.by_code or self.is_user(c))
+                for tb in {eqn.source_info.traceback for eqn in getattr(body, "eqns", ())}}
+        return self.chains[id(body)]
 
 
 def _defined_in(code: types.CodeType) -> Iterable[types.CodeType]:

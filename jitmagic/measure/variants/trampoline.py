@@ -1,12 +1,7 @@
-"""Nesting a helper at its function object, so that every reference reaches the jit.
-
-A helper is reached through names, dicts, defaults, closure cells, partials, wrappers
-and jitted twins, all holding one function object; so while the entry runs, a copy of
-it goes under the helper's jit and its ``__code__`` becomes a *trampoline*: same free
-variables and arguments (``inspect.signature`` reads as before), a body that calls
-that jit through its :class:`Router` on the measuring thread and the original code on
-any other. The original ``__code__`` is put back in ``finally`` (through
-:func:`~jitmagic.measure.discovery.bindings.swapped`, which Ctrl-C cannot cut short).
+"""Nesting a helper at its function object, so that every reference reaches the jit: while
+the entry runs its ``__code__`` is a *trampoline* (same free variables and arguments)
+calling a copy of it under the helper's jit through its :class:`Router` on the measuring
+thread, the original code on any other; put back in ``finally``.
 """
 
 from __future__ import annotations
@@ -34,20 +29,18 @@ TRAMPOLINE_FILE = OWN_SOURCE + "trampoline>"
 #: ``threading.get_ident`` (no argument name can be spelt like them).
 _ROUTER, _ORIGINAL, _IDENT = "<jitmagic router>", "<jitmagic original>", "<jitmagic ident>"
 
-#: jitmagic's copies of helpers: functions of the helper's code never routed.
+#: jitmagic's copies of helpers: never routed.
 _COPIES: weakref.WeakSet[types.FunctionType] = weakref.WeakSet()
 
 
 def functions_of(code: types.CodeType) -> list[types.FunctionType]:
-    """The live function objects whose code is ``code`` (one per ``def`` run, usually one),
-    jitmagic's own copies of them left out."""
+    """The live function objects whose code is ``code``, jitmagic's copies left out."""
     return functions_of_all([code])[code]
 
 
 def functions_of_all(codes: Iterable[types.CodeType]
                      ) -> dict[types.CodeType, list[types.FunctionType]]:
-    """:func:`functions_of` each of ``codes``, from one scan of the heap (0.2 s with three
-    million objects, so made once for every helper)."""
+    """:func:`functions_of` each of ``codes``, from one scan of the heap."""
     wanted = list(dict.fromkeys(codes))
     out: dict[types.CodeType, list[types.FunctionType]] = {c: [] for c in wanted}
     if not wanted:
@@ -62,17 +55,14 @@ def copy_function(fn: types.FunctionType) -> types.FunctionType:
     """A new function object with ``fn``'s code, globals, name, defaults and closure."""
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
                               fn.__closure__)
-    copy.__kwdefaults__ = fn.__kwdefaults__
-    copy.__qualname__ = fn.__qualname__
-    copy.__module__ = fn.__module__
-    copy.__doc__ = fn.__doc__
+    for name in ("__kwdefaults__", "__qualname__", "__module__", "__doc__"):
+        setattr(copy, name, getattr(fn, name))
     _COPIES.add(copy)
     return copy
 
 
 def unwrapping(fn: Any) -> Iterator[Any]:
-    """``fn`` and what it runs, up to 6 deep: behind a wrapper (``jax.grad``,
-    ``functools.wraps``), a partial, a bound method or a callable instance's class."""
+    """``fn`` and what it runs, up to 6 deep (a wrapper, partial, method, instance)."""
     inner = fn
     for _ in range(6):
         if inner is None:
@@ -86,8 +76,8 @@ def unwrapping(fn: Any) -> Iterator[Any]:
 
 
 class Router:
-    """Where a routed function's calls go: the measuring thread's (``ident``, set while
-    the trampoline is in place) to ``target``, every other thread's to the original."""
+    """Where a routed function's calls go: the measuring thread's to ``target``, every
+    other thread's to the original."""
 
     __slots__ = ("fn", "code", "target", "ident", "exact")
 
@@ -99,8 +89,8 @@ class Router:
 
     def call(self, positional: tuple, varargs: tuple, kwonly: dict[str, Any],
              varkw: dict[str, Any]) -> Any:
-        """``target`` called with the arguments as the caller most likely passed them: one
-        holding its own default is left out, so the jit keeps it a Python value."""
+        """``target`` called with the arguments as the caller most likely passed them (one
+        holding its own default left out: the jit keeps it a Python value)."""
         if not self.exact:
             return self.target(*varargs, **varkw)
         args, kwargs = as_called(self.code, self.fn, positional, varargs, kwonly)
@@ -109,10 +99,8 @@ class Router:
 
 def as_called(code: types.CodeType, fn: types.FunctionType, positional: tuple,
               varargs: tuple, kwonly: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
-    """(args, kwargs) that bind as ``positional``, ``varargs`` and ``kwonly`` (a dict of
-    its own) do, without parameters holding their very default: the positional part ends
-    at the first of those past the last positional-only one holding another value; the
-    rest go by name."""
+    """(args, kwargs) that bind as given, without parameters holding their very
+    default: positional up to the first of those past the positional-only ones, then by name."""
     kwdefaults = fn.__kwdefaults__
     if kwdefaults:
         for k in [k for k, v in kwonly.items() if k in kwdefaults and v is kwdefaults[k]]:
@@ -190,9 +178,7 @@ _ANY = _Layout((), 0, (), "args", "kwargs")
 
 def trampoline(code: types.CodeType, router: Router,
                original: types.FunctionType) -> types.CodeType:
-    """Code with the arguments and free variables of ``code`` (assignable to its
-    function) that sends the call to ``router`` on the thread ``router.ident`` names,
-    else to ``original``."""
+    """Code with ``code``'s arguments calling ``router`` on its thread, else ``original``."""
     layout = _Layout.of(code) or _ANY
     template = _template(layout, code.co_freevars)
     swap = {_ROUTER: router, _ORIGINAL: original, _IDENT: threading.get_ident}
@@ -203,18 +189,15 @@ def trampoline(code: types.CodeType, router: Router,
 
 @functools.lru_cache(maxsize=256)
 def _template(layout: _Layout, free: tuple[str, ...]) -> types.CodeType:
-    """The trampoline's code for one layout, its three constants still placeholders
-    (compiled once: 20,000 closures of one ``def`` share it)."""
+    """The trampoline's code for one layout, constants as placeholders (compiled once)."""
     lines = ["def outer():"]
     lines += [f"    {name} = None" for name in free]
     lines.append(f"    def inner({layout.parameters()}):")
     if free:  # referenced (never run), so that they are free variables of ``inner``
-        lines.append("        if False:")
-        lines.append(f"            ({', '.join(free)},)")
-    lines.append(f"        if {_IDENT!r}() == {_ROUTER!r}.ident:")
-    lines.append(f"            return {layout.routed()}")
-    lines.append(f"        return {layout.forwarded()}")
-    lines.append("    return inner")
+        lines += ["        if False:", f"            ({', '.join(free)},)"]
+    lines += [f"        if {_IDENT!r}() == {_ROUTER!r}.ident:",
+              f"            return {layout.routed()}",
+              f"        return {layout.forwarded()}", "    return inner"]
     namespace: dict[str, Any] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)  # "'str' object is not callable"
@@ -226,8 +209,7 @@ def _template(layout: _Layout, free: tuple[str, ...]) -> types.CodeType:
 
 @dataclass(frozen=True, eq=False)
 class CodeOf:
-    """The ``__code__`` of a function, as a place a variant swaps (like a binding). Setting
-    its trampoline routes the setting thread's calls; setting any other code, none."""
+    """A function's ``__code__`` as a place a variant swaps (and routes)."""
 
     fn: types.FunctionType
     router: Router | None = None
@@ -240,7 +222,6 @@ class CodeOf:
 
 def route(fn: types.FunctionType, target: Callable) -> tuple[CodeOf, types.CodeType,
                                                              types.CodeType]:
-    """The swap that sends the measuring thread's calls of ``fn`` to ``target`` (restored
-    after); other threads' calls run ``fn``'s own code."""
+    """The swap that sends the measuring thread's calls of ``fn`` to ``target``."""
     router = Router(fn, target)
     return CodeOf(fn, router), fn.__code__, trampoline(fn.__code__, router, copy_function(fn))

@@ -1,22 +1,8 @@
-"""JAX's cache-miss explanations, read once for every watch that runs: one inside another,
-or one under ``logging.disable``, reads JAX's reasons and "defined at" as a lone one does.
-
-- **One filter** on JAX's miss logger, however many watches run: a logger asks its
-  filters in order and stops at the first that rejects a record, so an inner watch's own
-  filter, behind the outer one's, never saw a record. Each record is read once
-  (:func:`.reasons.read`) and handed to every :class:`Listener` subscribed.
-- **Records that reach it.** Under ``logging.disable`` (absl, some test set-ups) or a
-  logger a ``dictConfig`` disabled, a logger hands no record to its filters; while a
-  watch runs, the logger says it is enabled for WARNING (an attribute of the logger,
-  deleted after) and is not disabled. The level the user set is not touched.
-- **The user's own explanations.** The flag is turned on; a ``jax.config.update`` of it
-  by the user meanwhile is the user's setting (:func:`~jitmagic._compat.on_config_update`):
-  a record reaches the user's handlers only where the user has the flag on and the
-  logger, as the user configured it, would have passed it, and when the last watch ends
-  the flag is what the user last set (turned on in the block, it stays on).
-- **A value that cannot be shown** (a ``__repr__`` that raises) is said as such, not
-  raised into the user's call (:mod:`.unshown`).
-"""
+"""JAX's cache-miss explanations, read once for every watch running: one filter on its
+miss logger hands each record to every :class:`Listener`; while a watch runs the logger
+is enabled and the flag on, but the user's handlers see only what they would have seen,
+and the flag ends as the user last set it. A value whose ``__repr__`` raises is said by
+its type, not raised into the user's call (:func:`tree_difference`)."""
 
 from __future__ import annotations
 
@@ -32,7 +18,6 @@ from ..._compat import closest_explanation
 from ..._compat import guard_tree_differences
 from ..._compat import on_config_update
 from . import reasons
-from . import unshown
 from .reasons import Miss
 
 
@@ -81,11 +66,12 @@ class _Channel:
         self.undo.append(on_config_update(EXPLAIN_FLAG, self._on_update))
         self.undo.append(lambda: self.set_flag(self.user_flag))
         self.set_flag(True)
-        self.undo.append(guard_tree_differences(unshown.tree_difference))
+        self.undo.append(guard_tree_differences(tree_difference))
         self.undo.append(lambda: setattr(logger, "disabled", self.user_disabled))
         logger.disabled = False
         self.undo.append(lambda: logger.__dict__.pop("isEnabledFor", None))
-        setattr(logger, "isEnabledFor", _enabled_for_warnings(logger))  # noqa: B010
+        setattr(logger, "isEnabledFor", lambda level: level >= logging.WARNING  # noqa: B010
+                or logging.Logger.isEnabledFor(logger, level))
         self.undo.append(lambda: logger.removeFilter(self._on_record))
         logger.addFilter(self._on_record)
 
@@ -107,8 +93,7 @@ class _Channel:
             self.user_flag = bool(value)
 
     def stop_explaining(self) -> None:
-        """JAX's explanations off (not where the user has them on), every listener
-        told."""
+        """JAX's explanations off (not where the user has them on), every listener told."""
         with self.lock:
             if self.stopped or self.user_flag or not self.listeners:
                 return
@@ -118,8 +103,7 @@ class _Channel:
                 listener.explanations_stopped()
 
     def _on_record(self, record: logging.LogRecord) -> bool:
-        """A record of JAX's miss logger: each miss handed to every listener; passed on
-        to the user's handlers only where they would have seen it without the watch."""
+        """Hand a record's miss to every listener; pass it on as the user's logger would."""
         try:
             miss = reasons.read(closest_explanation(record.getMessage()))
         except Exception:  # noqa: BLE001 (a record we cannot read is not ours to break)
@@ -127,19 +111,10 @@ class _Channel:
         if miss is not None:
             for listener in list(self.listeners):
                 listener.on_miss(miss)
-        return self._user_would_see(record)
-
-    def _user_would_see(self, record: logging.LogRecord) -> bool:
         logger = logging.getLogger(CACHE_MISS_LOGGER)
         if self.user_disabled or not logging.Logger.isEnabledFor(logger, record.levelno):
             return False
         return self.user_flag or not str(record.msg).startswith(reasons.PREFIX)
-
-
-def _enabled_for_warnings(logger: logging.Logger) -> Callable[[int], bool]:
-    def enabled(level: int) -> bool:
-        return level >= logging.WARNING or logging.Logger.isEnabledFor(logger, level)
-    return enabled
 
 
 _CHANNEL = _Channel()
@@ -148,6 +123,56 @@ unsubscribe = _CHANNEL.unsubscribe
 stop_explaining = _CHANNEL.stop_explaining
 
 
-def user_flag() -> bool:
-    """Whether the user has JAX's explanations on (before the watch, or set meanwhile)."""
-    return _CHANNEL.user_flag
+#: Where a tree's node differs, as JAX writes it (its explanation reads it back).
+DIFFERENT_TREE = ("different input pytree:\n  * at input path {path}, now {new} and before "
+                  "{old}, so the pytree node metadata does not match")
+
+
+def tree_difference(new: Any, old: Any, error: Exception) -> tuple[int, int, str]:
+    """JAX's ``(severity, count, sentence)`` of the first node where ``new`` and ``old`` differ."""
+    path, a, b = _first_difference(new, old, "")
+    return 1, 1, DIFFERENT_TREE.format(path=path, new=_node(a), old=_node(b))
+
+
+def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any]:
+    """(JAX's input path, each tree's ``node_data()``) of the first node that differs."""
+    da, db = a.node_data(), b.node_data()
+    ca, cb = a.children(), b.children()
+    if da is None or db is None or len(ca) != len(cb) or _differ(da, db):
+        return path, da, db
+    for i, (x, y) in enumerate(zip(ca, cb, strict=True)):
+        if _differ(x, y):
+            return _first_difference(x, y, path + _key(da, i))
+    return path, da, db
+
+
+def _differ(a: Any, b: Any) -> bool:
+    try:
+        return bool(a != b)
+    except Exception:  # noqa: BLE001 (an __eq__ that raises: they differ, said as such)
+        return True
+
+
+def _key(data: Any, i: int) -> str:
+    """The ``i``-th child's part of an input path: ``['n']`` in a dict, else ``[i]``."""
+    kind, meta = data
+    if kind is dict and isinstance(meta, list | tuple) and i < len(meta):
+        return f"[{shown(meta[i])}]"
+    return f"[{i}]"
+
+
+def _node(data: Any) -> str:
+    if data is None:
+        return "pytree leaf"
+    kind, meta = data
+    return f"{kind} with pytree metadata {shown(meta)}"
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, or its type and that it could not be shown (in ``Static(val=...)`` form)."""
+    try:
+        return repr(value)
+    except Exception:  # noqa: BLE001 (the user's __repr__)
+        val = getattr(value, "val", value) if type(value).__name__ == "Static" else value
+        said = f"<a {type(val).__name__} that could not be shown>"
+        return f"Static(val={said})" if val is not value else said

@@ -1,27 +1,25 @@
 """JAX's explanation of a tracing-cache miss, read into a
-:class:`~jitmagic.model.ledger.compiles.Reason`.
-
-With ``jax_explain_cache_misses`` on, JAX logs one WARNING per miss (JAX 0.10,
-``jax._src.interpreters.partial_eval.explain``)::
+:class:`~jitmagic.model.ledger.compiles.Reason` (JAX 0.10)::
 
     TRACING CACHE MISS at FILE:LINE:COL (caller):
       never seen function:
         NAME id=ID defined at FILE:LINE
-      [but seen another function defined on the same line; ...]
 
-or, for a function seen before, ``for NAME defined at FILE:LINE``, then the closest
-previous key's difference: ``different input types:`` with one ``* at ARG, now NEW and
-before OLD`` line per argument, ``different input pytree:`` with ``* at input path PATH,
-now A and before B, so WHY`` lines (a static argument is a ``Static(val=...)`` node; a
-Flax NNX module's ``GraphDef``, written on many lines, is read for the static attributes
-that differ),
-``Tracing context doesn't match`` (a config value), or another sentence, kept as JAX
-wrote it. Anything this module cannot read becomes an ``other`` reason with JAX's text.
-"""
+or ``for NAME defined at FILE:LINE`` and the closest key's differences by section (input
+types, input pytree with ``Static(val=...)`` or an NNX ``GraphDef``, tracing context);
+what cannot be read is an ``other`` reason with JAX's text. The user's names for what it
+points at are read here too: a pytree path as its parameter (``lr``), an Equinox static
+field as ``MLP.depth``."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import linecache
 import re
+import sys
+import textwrap
+from contextlib import suppress
 from dataclasses import dataclass
 
 from ...model.ledger.compiles import CONTEXT
@@ -39,6 +37,7 @@ from ...model.ledger.compiles import UNEXPLAINED
 from ...model.ledger.compiles import WEAK_TYPE
 from ...model.ledger.compiles import Change
 from ...model.ledger.compiles import Reason
+from ...usercode import user_file
 
 PREFIX = "TRACING CACHE MISS at "
 
@@ -59,8 +58,7 @@ _ARRAY = re.compile(r"^(?P<dtype>[a-z]+\d*)\[(?P<shape>[^\]]*)\]")
 
 @dataclass(frozen=True, slots=True)
 class Miss:
-    """One logged miss: where the call was, which function (and which object, by id),
-    and why."""
+    """One logged miss: the call's place, the function (and its object's id), and why."""
 
     call_site: str
     function: str
@@ -89,27 +87,19 @@ def read(message: str) -> Miss | None:
 
 
 def _difference(body: str, text: str) -> Reason:
-    """The reason of a miss on a function seen before, from the closest key's difference:
-    the first difference JAX names decides the kind, and every other one it names is kept
-    beside it (:attr:`~jitmagic.model.ledger.compiles.Reason.also`), in JAX's order (the config,
-    then the pytree, then the types)."""
+    """A seen function's reason: the first difference JAX names, the others beside it."""
     changes, context = _changes(body)
     changes = _moved(changes)
     if changes:
         first, *rest = changes
         return Reason(first.kind, first.argument, first.before, first.after, len(rest), text,
                       tuple(rest[:MAX_ALSO]))
-    if context:
-        return Reason(CONTEXT, text=text)
-    if "explanation unavailable" in body:
-        return Reason(UNEXPLAINED, text=text)
-    return Reason(OTHER, text=text)
+    return Reason(CONTEXT if context else UNEXPLAINED if "explanation unavailable" in body
+                  else OTHER, text=text)
 
 
 def _changes(body: str) -> tuple[list[Change], bool]:
-    """Each difference JAX names, read in its section (``different input pytree:``,
-    ``different input types:``, ``Tracing context doesn't match``: a pytree's line also
-    starts ``* at``), and whether the context differed."""
+    """Each difference JAX names, read in its section, and whether the context differed."""
     section, found, context = None, [], False
     item: tuple[str | None, str] | None = None  # a `* ` line and the lines it runs on to
     for line in body.splitlines():
@@ -134,9 +124,7 @@ _LENGTH = re.compile(r"length (\d+)")
 
 
 def _moved(changes: list[Change]) -> list[Change]:
-    """``changes`` with a keyword passed by position on the other call (JAX names the
-    positional tuple's new length and the keyword's key apart) made one change, the
-    keyword's: ``by keyword`` → ``by position``, or back."""
+    """``changes`` with a keyword passed by position on the other call made one change."""
     keyword = [c for c in changes if c.kind == KEYWORD and c.before != "swapped"]
     tuples = [c for c in changes if c.kind == PYTREE and c.argument == "[0]"]
     if len(keyword) != 1 or len(tuples) != 1:
@@ -161,8 +149,8 @@ def _change(section: str | None, line: str) -> list[Change]:
         return [] if tree is None else [_tree(tree)]
     if section == "types":
         typed = _TYPE.match(line)
-        return [] if typed is None else _types(typed["arg"], _clean(typed["old"]),
-                                               _clean(typed["new"]))
+        return [] if typed is None else _types(typed["arg"], typed["old"].strip(),
+                                               typed["new"].strip())
     if section == "context":
         ctx = _CONTEXT.match(line)
         return [] if ctx is None else [Change(CONTEXT, ctx["name"], _clip(ctx["old"]),
@@ -171,9 +159,7 @@ def _change(section: str | None, line: str) -> list[Change]:
 
 
 def _types(arg: str, old: str, new: str) -> list[Change]:
-    """A changed argument type: its weak type, else its dtype, else its shape, else where
-    it is placed (``f32[8@x]``, ``({Explicit: ('x',)})``: JAX writes the sharding where it
-    differs); a placement that changed beside a dtype or shape is said too."""
+    """A changed type: weak type, else dtype, else shape, else placement (said beside too)."""
     arg, old, new = _clip(arg) or "", _clip(old) or "", _clip(new) or ""
     if _WEAK.search(old) or _WEAK.search(new):
         return [Change(WEAK_TYPE, arg, _weak(old), _weak(new))]
@@ -191,8 +177,7 @@ def _types(arg: str, old: str, new: str) -> list[Change]:
 
 
 def _typed(t: str) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
-    """(dtype, sizes, placement) of a type as JAX writes it: ``f32[8@x,4]({Explicit:
-    ('x',)})`` is (``f32``, (``8``, ``4``), (``@x``, ````, ``({Explicit: ('x',)})``))."""
+    """(dtype, sizes, placement) of a type as JAX writes it (``f32[8@x,4]``)."""
     found = _ARRAY.match(t)
     if found is None:
         return None
@@ -223,9 +208,7 @@ _CHILDREN = re.compile(r"with (\d+) child")
 
 
 def _keyword(keys: str, old: str, new: str) -> Change:
-    """A keyword argument passed on one call and left out on another (JAX's key set
-    ``{'train'}``): its name, ``passed`` or ``left out`` before and now (``swapped``
-    where as many were passed each time)."""
+    """A keyword passed on one call and not another: ``passed``/``left out``/``swapped``."""
     names = ", ".join(re.findall(r"'([^']*)'", keys)) or keys
     before, now = (int(m[1]) if (m := _CHILDREN.search(t)) else 0 for t in (old, new))
     said = ("passed", "left out") if now < before else ("left out", "passed") \
@@ -240,10 +223,7 @@ _NUM_ATTRS = re.compile(r"num_attributes=(\d+)")
 
 
 def _graph_change(old: str, new: str) -> tuple[str, str] | None:
-    """(before, after) where ``old`` and ``new`` are Flax NNX ``GraphDef``s of one shape
-    whose static attributes differ (``model.train()`` then ``model.eval()`` set a
-    Dropout's ``deterministic``): ``Dropout.deterministic=False`` and ``...=True``, each
-    attribute by the class that holds it; None where they are not, or differ otherwise."""
+    """(before, after) of the static attributes two NNX ``GraphDef``s of one shape differ in."""
     if "GraphDef(" not in old or "GraphDef(" not in new:
         return None
     a, b = _graph_attributes(old), _graph_attributes(new)
@@ -257,9 +237,8 @@ def _graph_change(old: str, new: str) -> tuple[str, str] | None:
 
 
 def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
-    """Each static attribute of a ``GraphDef`` as JAX writes it, in order: its name (with
-    the class of the node holding it where the nodes can be walked: ``Dropout.rate``) and
-    its value; NNX's own bookkeeping (``_pytree__nodes``) left out."""
+    """Each static attribute of a ``GraphDef`` in order, named by its node's class
+    where the nodes can be walked (``Dropout.rate``), with its value."""
     head, _, attrs = t.partition("attributes=[")
     found: list[tuple[str, str | None]] = []
     for m in _GRAPH_ATTRS.finditer(attrs):
@@ -275,10 +254,8 @@ def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
 
 
 def _owners(nodes: str, child: list[bool]) -> list[str | None] | None:
-    """The class holding each attribute (``child``: whether each is a node of its own): a
-    node takes its ``num_attributes`` in order, each child node (written next in the
-    nodes' list) its own first; None where the walk does not account for every node and
-    attribute."""
+    """The class holding each attribute (``child``: a node itself), walking each node's
+    ``num_attributes``; None where the walk does not account for all."""
     found = list(_GRAPH_NODE.finditer(nodes))
     sizes = []
     for i, m in enumerate(found):
@@ -305,7 +282,7 @@ def _owners(nodes: str, child: list[bool]) -> list[str | None] | None:
 
 
 def _balanced(t: str, start: int) -> str:
-    """The text from ``start`` to the ``)`` that closes the bracket open before it."""
+    """The text from ``start`` to the ``)`` closing the bracket open before it."""
     depth = 0
     for j in range(start, len(t)):
         if t[j] in "([{":
@@ -323,15 +300,106 @@ def _weak(t: str) -> str:
 
 
 def _node(t: str) -> str:
-    """A pytree node as JAX writes it, with ``<class 'x.y.dict'>`` shortened to ``dict``."""
+    """A pytree node with ``<class 'x.y.dict'>`` shortened to ``dict``."""
     return _CLASS.sub(lambda m: m["name"], t).strip()
 
 
 def _clip(t: str | None) -> str | None:
-    """A value as the ledger keeps it: at most :data:`MAX_TEXT` characters (a static
-    argument's repr can be megabytes)."""
+    """At most :data:`MAX_TEXT` characters (a static argument's repr can be megabytes)."""
     return t if t is None else t[:MAX_TEXT]
 
 
-def _clean(t: str) -> str:
-    return re.sub(r"https?://\S*$", "", t).strip()
+def named(kind: str, argument: str | None, defined_at: str | None) -> str | None:
+    """The argument a difference names: a pytree path read as its parameter."""
+    return _argument(argument, defined_at) if kind in (STATIC, PYTREE) else argument
+
+
+_NODE = re.compile(r"(?P<name>[A-Za-z_]\w*)\[\(")
+
+
+def static_field(before: str | None, after: str | None) -> tuple[str, str, str] | None:
+    """(``MLP.depth``, before, after) where the changed static values are one field of
+    an Equinox module (``MLP[(Missing, 2)]``); None otherwise."""
+    if not before or not after:
+        return None
+    a, b = _nodes(before), _nodes(after)
+    if len(a) != len(b):
+        return None
+    changed = [(name, i, x[i], y[i]) for (name, x), (_, y) in zip(a, b, strict=True)
+               if len(x) == len(y) for i in range(len(x)) if x[i] != y[i]]
+    if len(changed) != 1:
+        return None
+    name, i, old, new = changed[0]
+    fields = _fields_of(name, len(a[[n for n, _ in a].index(name)][1]))
+    return None if fields is None else (f"{name}.{fields[i]}", old, new)
+
+
+def _nodes(t: str) -> list[tuple[str, list[str]]]:
+    """Each ``Name[(a, b)]`` in ``t``: the name and its top-level items."""
+    found = []
+    for m in _NODE.finditer(t):
+        depth, items, start = 0, [], m.end()
+        for j in range(m.end(), len(t)):
+            ch = t[j]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}" and depth:
+                depth -= 1
+            elif ch == ")":
+                items.append(t[start:j].strip())
+                break
+            elif ch == "," and not depth:
+                items.append(t[start:j].strip())
+                start = j + 1
+        found.append((m["name"], [x for x in items if x]))
+    return found
+
+
+def _fields_of(name: str, count: int) -> list[str] | None:
+    """The field names of the one loaded dataclass ``name`` with ``count`` fields."""
+    found = {}
+    for module in list(sys.modules.values()):
+        cls = getattr(module, name, None)
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+            names = [f.name for f in dataclasses.fields(cls)]
+            if len(names) == count:
+                found[id(cls)] = names
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+_PATH = re.compile(r"^\[(?P<part>[01])\]\[(?P<key>\d+|'[^']*')\](?P<rest>.*)$")
+
+
+def _argument(path: str | None, defined_at: str | None) -> str | None:
+    """A static argument's name from JAX's path (``[0][1]``, ``[1]['n']``) off the user's
+    ``def``; the path where unread, None for a library wrapper's parameter."""
+    found = _PATH.match(path or "")
+    if found is None:
+        return path
+    key, rest = found["key"], found["rest"]
+    if key.startswith("'"):
+        return key.strip("'") + rest
+    names = _parameters(defined_at)
+    index = int(key)
+    if names is None or index >= len(names):  # a library's wrapper (equinox.filter_jit):
+        return None  # its own parameter means nothing to the user
+    return names[index] + rest
+
+
+def _parameters(defined_at: str | None) -> list[str] | None:
+    """The positional parameter names of the user's function defined at ``file:line``."""
+    if not defined_at or ":" not in defined_at:
+        return None
+    filename, _, line = defined_at.rpartition(":")
+    if not line.isdigit() or not user_file(filename):  # a library's wrapper's parameters
+        return None
+    lines = linecache.getlines(filename)[int(line) - 1:int(line) + 40]
+    for end in range(1, len(lines) + 1):
+        chunk = textwrap.dedent("".join(lines[:end]))
+        with suppress(SyntaxError, ValueError):
+            tree = ast.parse(chunk + ("\n    pass" if chunk.rstrip().endswith(":") else ""))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                    a = node.args
+                    return [p.arg for p in (*a.posonlyargs, *a.args)]
+    return None

@@ -1,27 +1,8 @@
-"""The :class:`Recorder`: while the user's code runs, every trace, lowering and compile
-JAX makes, each with JAX's reason, its seconds and the user's line that made the call.
-
-Two of JAX's public channels:
-
-- ``jax_explain_cache_misses`` makes JAX log one record per tracing-cache miss, read once
-  for every watch running by :mod:`.channel` (which lets through to the user's own
-  handlers exactly the records they would have seen, no others) and handed to each
-  recorder (:meth:`Recorder.on_miss`).
-- ``jax.monitoring``'s duration events time each trace, lowering and XLA compile: a
-  trace event opens a :class:`~jitmagic.model.ledger.Compile` (with the miss logged
-  just before it on the same thread), the lowering and compile events of ``jit(NAME)``
-  complete it. A trace that no XLA compile follows (``jax.eval_shape``, ``jax.make_jaxpr``,
-  a jit traced inside another's trace) is not a compile: the ledger leaves it out.
-
-The call's line is the innermost frame of the user's code (:mod:`jitmagic.usercode`)
-on the stack when the event fires: JAX's own call site names a library's frame for a
-wrapper such as ``equinox.filter_jit``. A compile is an eager operation (a ``jnp`` call
-outside any jit) where the jit compiling is one JAX made itself, not one the user made
-(:func:`_jax_made`): the user's ``jax.jit(jnp.linalg.norm)`` is theirs.
-
-Everything changed is put back on every path out, with Ctrl-C held meanwhile: the
-channel's subscription (the last one out puts back what it set) and the listener.
-"""
+"""The :class:`Recorder`: every trace, lowering and compile JAX makes while the user's code
+runs, with JAX's reason (:mod:`.channel`), its seconds (``jax.monitoring``'s events: a
+trace opens a compile, lowering and XLA compile complete it; a trace alone is none) and
+the innermost user line; a jit JAX made itself is an eager op (:func:`_jax_made`).
+Everything set is put back on every path out, Ctrl-C held."""
 
 from __future__ import annotations
 
@@ -66,21 +47,18 @@ from ..sampling import clocks
 from ..sampling.monitor import unregister
 from . import channel
 from . import stale
-from .arguments import named
-from .arguments import static_field
 from .reasons import Miss
+from .reasons import named
+from .reasons import static_field
 
 EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
           "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_s",
           "/jax/core/compile/backend_compile_duration": "compile_s"}
 #: A line's text kept for the ledger (and the ``%jitcompare`` it suggests).
 MAX_LINE = 200
-#: Misses waiting for their trace event on one thread (a trace that never fired one,
-#: an inner jit's miss): the oldest are dropped past this.
-MAX_PENDING = 64
-#: Traces whose reads are kept (each compiled program's: a jit made anew on each pass
-#: makes one each); the oldest are dropped past this.
-MAX_READS = 1000
+#: Misses waiting for their trace on one thread, and traces whose reads are kept (a jit
+#: made anew on each pass makes one each): the oldest are dropped past these.
+MAX_PENDING, MAX_READS = 64, 1000
 
 
 @dataclass
@@ -94,41 +72,25 @@ class _Open:
     call_text: str | None
     eager: bool
     at_s: float
-    #: Whether JAX still explained misses when it began (:data:`MAX_EXPLAINED`).
-    explained: bool = True
-    #: A function JAX traced for it that it said was made anew on the same line (the
-    #: body of an eager ``lax.scan``, ``cond`` or ``while_loop`` defined in a loop).
+    explained: bool = True  # JAX still explained misses when it began
+    #: A function traced for it that JAX said was made anew on its line (an eager
+    #: ``lax.scan``'s body defined in a loop).
     made_anew: Miss | None = None
-    #: The jitted functions JAX traced inside its trace (their misses logged within it):
-    #: traced, not compiled of their own.
-    inner: tuple[str, ...] = ()
-    #: Where its function was defined (:func:`_defined`).
-    defined_at: str | None = None
-    #: How many of jitmagic's own measurements (each clears JAX's caches) came before it.
-    cleared: int = 0
+    inner: tuple[str, ...] = ()  # the jits traced inside its trace, not compiled apart
+    defined_at: str | None = None  # :func:`_defined`
+    cleared: int = 0  # jitmagic's own measurements (each clears the caches) before it
     seconds: dict[str, float] = field(default_factory=dict)
 
 
 class Recorder:
-    """Records compiles between :meth:`start` and :meth:`stop` (or as a context manager),
-    then gives the :class:`~jitmagic.model.ledger.Ledger` (:meth:`ledger`).
+    """Records compiles between :meth:`start` and :meth:`stop`; those of its thread and
+    threads started meanwhile are the run's. ``on_again`` is told of each recompile of the
+    run's once XLA compiled it, before the call returns (the live lines)."""
 
-    ``watched`` is the thread that runs the watched code (the one that starts it). Its
-    compiles, and those of the threads started while it runs (the code's own workers),
-    are the run's; a thread that was running before (a data loader started earlier) is
-    recorded apart.
-
-    ``on_again`` is called with each compile of the run's that compiles a function again
-    (not an eager op), once XLA has compiled it: on the thread that compiles it, before
-    the call that compiles it returns (the live lines: a loop's recompile at step 2 is said at
-    step 2). A loop that never recompiles never calls it."""
-
-    def __init__(self, watched: threading.Thread | None = None, *,
-                 max_kept: int = MAX_KEPT,
+    def __init__(self, *, max_kept: int = MAX_KEPT,
                  on_again: Callable[[Compile], None] | None = None) -> None:
-        self.watched = watched or threading.current_thread()
-        self.max_kept = max_kept
-        self.on_again = on_again
+        self.watched = threading.current_thread()
+        self.max_kept, self.on_again = max_kept, on_again
         self._open: list[_Open] = []
         self._omitted: dict[str, list[Any]] = {}
         self._pending: dict[int, list[Miss]] = {}
@@ -142,33 +104,26 @@ class Recorder:
         self._reads: list[stale.Traced] = []
         self._cleared = 0  # jitmagic's own compiles seen: each measurement clears the caches
 
-    # -- installing -------------------------------------------------------------------
-
     def start(self) -> None:
-        """Turn JAX's explanations on and listen; put back whatever was set if this
-        fails half way."""
+        """Subscribe and listen; what was set is put back if this fails half way."""
         import jax
 
         self._before = set(threading.enumerate()) - {self.watched}
         self._live = _Decider(self.watched, self._before)
         try:
             with interrupts_held():
-                self._install(jax)
+                self._undo.append(lambda: channel.unsubscribe(self))
+                channel.subscribe(self)
+                self._undo.append(lambda: unregister(
+                    jax.monitoring.unregister_event_duration_listener, self._on_duration))
+                jax.monitoring.register_event_duration_secs_listener(self._on_duration)
         except BaseException:
             self.stop()
             raise
         self._start = clocks.wall()
 
-    def _install(self, jax: Any) -> None:
-        self._undo.append(lambda: channel.unsubscribe(self))
-        channel.subscribe(self)
-        self._undo.append(lambda: unregister(jax.monitoring.unregister_event_duration_listener,
-                                             self._on_duration))
-        jax.monitoring.register_event_duration_secs_listener(self._on_duration)
-
     def stop(self) -> None:
-        """Put back everything :meth:`start` set, last first, with Ctrl-C held; again,
-        nothing."""
+        """Put back everything :meth:`start` set, last first, Ctrl-C held (again: nothing)."""
         if self._start and not self._end:
             self._end = clocks.wall()
         with interrupts_held():
@@ -182,11 +137,8 @@ class Recorder:
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
-    # -- listening --------------------------------------------------------------------
-
     def on_miss(self, miss: Miss) -> None:
-        """A miss JAX explained on this thread (:mod:`.channel`): it waits for its trace
-        event; past :data:`MAX_EXPLAINED`, the explanations are turned off."""
+        """A miss explained on this thread waits for its trace; enough stop JAX explaining."""
         if _measuring():
             return
         with self._lock:
@@ -203,7 +155,7 @@ class Recorder:
         if self._stopped_explaining is None:
             self._stopped_explaining = clocks.wall() - self._start if self._start else 0.0
 
-    def _on_duration(self, event: str, secs: float, **kw: Any) -> None:
+    def _on_duration(self, event: str, duration_secs: float, **kw: Any) -> None:
         stage = EVENTS.get(event)
         if stage is None:
             return
@@ -222,12 +174,12 @@ class Recorder:
             found = None if stage == "trace_s" else next(
                 (c for c in reversed(self._open) if c.thread is thread
                  and c.function == name and stage not in c.seconds), None)
-            if found is None and self._full():
-                self._tally(name, secs, stage)
+            if found is None and len(self._open) >= self.max_kept:
+                self._tally(name, duration_secs, stage)
                 return
             if found is None:
                 found = self._opened(name, self._miss_for(name))
-            found.seconds[stage] = secs
+            found.seconds[stage] = duration_secs
             # a trace that reaches no XLA compile (jax.eval_shape, jax.make_jaxpr, a jit
             # traced inside another's trace) is no compile: said once XLA compiled it
             said = self._said_live(found) if stage == "compile_s" else None
@@ -235,8 +187,7 @@ class Recorder:
             self.on_again(said)
 
     def _said_live(self, opened: _Open) -> Compile | None:
-        """``opened``'s record where it compiles a function of the run's again (decided as
-        the ledger decides it, against the compiles before it); else None."""
+        """``opened``'s record where it compiles a function of the run's again; else None."""
         if self.on_again is None or self._live is None:
             return None
         before = self._open[:next(i for i, o in enumerate(self._open) if o is opened)]
@@ -245,10 +196,8 @@ class Recorder:
         return c if again else None
 
     def _miss_for(self, name: str) -> tuple[Miss | None, Miss | None, tuple[str, ...]]:
-        """The miss logged on this thread for ``name`` since its last trace, and the first
-        of the others that JAX said was a function made anew on the same line (an eager
-        ``lax.scan``'s body, redefined on each pass, is traced before the ``scan`` it
-        compiles); the misses logged inside that trace (its inner jits) go with it."""
+        """The miss logged here for ``name``, the first other one made anew on its line,
+        and the rest (its inner jits)."""
         pending = self._pending.pop(threading.get_ident(), [])
         own = next((m for m in pending if m.function == name), None)
         anew = next((m for m in pending if m is not own and m.same_line), None)
@@ -262,8 +211,11 @@ class Recorder:
         defined = _defined(miss, None if eager else entry, fun)
         if miss is not None:  # named now: the class may be gone when the run has ended
             miss = _with_field(miss)
-        if fun is not None:
-            self._note_reads(name, fun, defined, entry.args if entry is not None else ())
+        if entry is not None and fun is not None and (found := stale.reads(fun)):
+            # compared with the values at the end of the run
+            self._reads.append(stale.Traced(name, defined, stale.alive(fun), found,
+                                            stale.inputs(entry.args)))
+            del self._reads[:-MAX_READS]
         if site is None and miss is not None:
             site = miss.call_site
         opened = _Open(name, miss, threading.current_thread(), site, text, eager,
@@ -273,23 +225,8 @@ class Recorder:
         self._open.append(opened)
         return opened
 
-    def _note_reads(self, name: str, fun: Any, defined: str | None,
-                    args: tuple[Any, ...]) -> None:
-        """The plain values the user's function ``fun``'s trace read (:func:`.stale.reads`):
-        every trace's (each program JAX keeps cached for ``fun``) is compared with the
-        values at the end of the run, while ``fun`` is alive."""
-        found = stale.reads(fun)
-        if found:
-            self._reads.append(stale.Traced(name, defined, stale.alive(fun), found,
-                                            stale.inputs(args)))
-            del self._reads[:-MAX_READS]
-
-    def _full(self) -> bool:
-        return len(self._open) >= self.max_kept
-
     def _tally(self, name: str, secs: float, stage: str) -> None:
-        """A compile past ``max_kept``: counted at its XLA compile (a trace that reaches
-        none is no compile), its seconds added, not kept."""
+        """A compile past ``max_kept``: counted at its XLA compile, its seconds added."""
         if stage == "trace_s":
             self._pending.pop(threading.get_ident(), None)
         count = self._omitted.get(name)
@@ -302,8 +239,6 @@ class Recorder:
             count[1] += secs
             count[3] += secs if count[4] else 0.0
             count[4] = True
-
-    # -- the result -------------------------------------------------------------------
 
     def ledger(self, *, source: str = "the cell", source_file: str | None = None,
                error: str | None = None, stopped: bool = False,
@@ -328,8 +263,7 @@ class Recorder:
 
 def _decided(opened: list[_Open], watched: threading.Thread,
              before: set[threading.Thread]) -> Iterator[Compile]:
-    """Each recorded compile with its reason (:class:`_Decider`), in the order they began:
-    those that reached an XLA compile (a trace alone, ``jax.eval_shape``'s, is none)."""
+    """Each recorded compile that reached an XLA compile, with its reason, in order."""
     decider = _Decider(watched, before)
     inlined: set[str] = set()
     for c in opened:
@@ -339,18 +273,13 @@ def _decided(opened: list[_Open], watched: threading.Thread,
 
 
 def _inlined(opened: list[_Open]) -> set[str]:
-    """The functions these records traced with no XLA compile of their own: a trace that
-    reached none (``jax.eval_shape``), the jits traced inside another's trace."""
+    """The functions these records traced with no XLA compile of their own."""
     return {name for c in opened for name in
             (*c.inner, *((c.function,) if "compile_s" not in c.seconds else ()))}
 
 
 class _Decider:
-    """Decides each compile's reason against the ones before it: JAX's, where a compile of
-    the same function came before it here, a first compile is a function made anew (a new
-    object) or, with no miss logged, a compile JAX gave no reason for. Fed the compiles in
-    the order they began, as XLA compiles each (the live lines) or all at once (the ledger);
-    a trace that reached no XLA compile is none and is never fed."""
+    """Decides each compile's reason against the ones before it, fed in the order they began."""
 
     def __init__(self, watched: threading.Thread, before: set[threading.Thread]) -> None:
         self.watched, self.before = watched, before
@@ -359,9 +288,7 @@ class _Decider:
         self.cleared: dict[tuple[str, str | None], int] = {}  # as each key last compiled
 
     def decide(self, c: _Open, *, inlined: bool = False) -> Compile:
-        """``c``'s record (one that reached an XLA compile); ``inlined``: its function was
-        traced here before with no XLA compile (a jit traced inside another's trace: its
-        first compile of its own is its warm-up, whatever JAX compared it with)."""
+        """``c``'s record; ``inlined``: traced before with no compile (its first is a warm-up)."""
         miss = c.miss
         if miss is not None or c.defined_at is not None:
             self.defined_as[c.function] = c.defined_at
@@ -385,12 +312,8 @@ class _Decider:
 
 def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
             made_anew: Miss | None = None, traced: bool = True) -> Reason:
-    """A compile's reason; ``ids_before``: the ids of the objects of its function (by
-    name and where it was defined) that compiled before it here (None: none did);
-    ``made_anew``: a function it traced that JAX said was made anew on its line (an
-    eager ``lax.scan``'s body, its ``argument``); ``traced``: whether JAX traced it (a
-    user's jit that compiled again on its cached trace had arguments of the same types
-    placed otherwise)."""
+    """A compile's reason given its miss, the ids of its function's objects compiled before
+    (None: none), a function made anew on its line, and whether JAX traced it."""
     if miss is None:
         if ids_before is None:
             return Reason(FIRST)
@@ -412,9 +335,7 @@ def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
 
 
 def _with_field(miss: Miss) -> Miss:
-    """``miss`` with its static value named by the Equinox static field that changed
-    (:func:`~.arguments.static_field`), read while the user's classes are loaded (a script's
-    ``__main__`` is gone from :data:`sys.modules` when the ledger is made)."""
+    """``miss`` with its static value named by the Equinox field, while its class is loaded."""
     field_ = static_field(miss.reason.before, miss.reason.after) \
         if miss.reason.kind == STATIC else None
     if field_ is None:
@@ -423,17 +344,14 @@ def _with_field(miss: Miss) -> Miss:
                                         after=field_[2]))
 
 
-#: jitmagic's measuring code; within it, the watch's own and the runner of child
-#: processes (which runs the watched program itself under ``python -m jitmagic watch``).
+#: jitmagic's measuring code, less the watch's own and the child-process runner.
 _MEASURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 _NOT_MEASURING = (os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
                   os.path.join(_MEASURE, "children", ""))
 
 
 def _measuring() -> bool:
-    """Whether jitmagic's own measuring code is on this stack (a ``jitmagic.compare()``
-    inside the watched code): its compiles are its measurements, not the run's, and
-    count against no gate."""
+    """Whether jitmagic's own measuring is on this stack: its compiles are not the run's."""
     frame: Any = sys._getframe(2)
     while frame is not None:
         name = frame.f_code.co_filename
@@ -444,8 +362,7 @@ def _measuring() -> bool:
 
 
 def _caller() -> tuple[str | None, str | None, bool, JitEntry | None]:
-    """(``file:line`` and text of the innermost user frame on this stack, whether it
-    compiles an eager operation: :func:`_jax_made`, the jit's entry)."""
+    """(``file:line`` and text of the innermost user frame, whether eager, the jit's entry)."""
     frame = sys._getframe(2)
     site = text = None
     entry = jit_entry(frame)
@@ -464,12 +381,8 @@ def _caller() -> tuple[str | None, str | None, bool, JitEntry | None]:
 
 
 def _defined(miss: Miss | None, entry: JitEntry | None, fun: Any) -> str | None:
-    """Where a jit's function was defined: JAX's place (the miss's), but the user's
-    function's (``fun``) where JAX names a library's wrapper (``equinox.filter_jit``'s own
-    file), and the function's own where JAX explained no miss (the user's jit of a
-    library's function, ``jax.jit(jnp.linalg.solve)``, ``jax.jit(model.apply)``; ``entry``
-    None: an eager op, JAX's place only). The miss keeps JAX's: its argument paths are
-    the wrapper's parameters."""
+    """Where a jit's function was defined: JAX's place, else the user's function's (a
+    library's wrapper, or no miss explained)."""
     said = miss.defined_at if miss is not None else None
     if fun is not None and not user_file((said or "").rpartition(":")[0]):
         return stale.place(fun)
@@ -477,12 +390,7 @@ def _defined(miss: Miss | None, entry: JitEntry | None, fun: Any) -> str | None:
 
 
 def _jax_made(entry: JitEntry) -> bool:
-    """Whether the jit compiling is one JAX made itself, an eager operation's: JAX's
-    eager dispatch, or a ``jnp`` function JAX jits itself (``x.mean(0)``'s ``_mean``, the
-    ``subtract`` of ``x - y``, ``jnp.linalg.solve`` called as it is). Decided by who made
-    the jit, not by the file of the function it traces: ``jax.jit(jnp.linalg.norm)`` is the
-    user's jit of a JAX function (its recompiles count), and an eager ``jnp.mean`` whose
-    trace JAX had cached (from a jitted loss) fires no trace event and is still eager."""
+    """Whether JAX made the jit (an eager op), by who made it, not by the traced file."""
     if entry.kind in JIT_AHEAD or entry.of_a_jit:  # the user's .lower(), a jit of a jit
         return False
     if entry.source is None or not jax_file(entry.source):  # the user's function, or a

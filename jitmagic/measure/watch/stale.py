@@ -1,17 +1,8 @@
-"""The Python values a jitted function read when it was traced, for the values jit hides:
-``jax.jit`` bakes a module's global or a closed-over Python value into the program it
-traces, and reuses that program after the value changed (a loop that halves a global
-learning rate keeps training with the first one), which neither JAX nor a recompile says.
-
-At each trace of a user's jitted function, :func:`reads` notes the plain Python values
-(numbers, strings, ``None``, tuples of them) its code reads as globals or from its closure
-(and the user's functions it calls by a global name read, two calls deep), each with a
-way to read it again; when the run ends, :func:`stale` compares every trace (each program
-JAX keeps cached: a short last batch traced at the new value leaves the full batch's
-program, traced at the old one, in use) with the values then, but for a function object
-discarded and made anew (a jit made on each pass: its program can never be called
-again). Nothing is read on a call JAX served from its cache.
-"""
+"""Stale programs: jit bakes a closed-over Python value into the program it traces and
+reuses it after the value changed, which neither JAX nor a recompile says. At each trace
+:func:`reads` notes the plain values the jitted function (and the user's functions it
+calls, two deep) reads from globals and closures; :func:`stale` compares them at the end,
+but not for a function object made anew since (its program is never called again)."""
 
 from __future__ import annotations
 
@@ -28,6 +19,7 @@ from typing import Any
 from ...model.ledger import Stale
 from ...model.ledger.compiles import MAX_TEXT
 from ...usercode import user_file
+from .channel import shown
 
 #: Values jit bakes in as they are: a change of one is a stale program.
 PLAIN = (int, float, complex, bool, str, type(None))
@@ -37,9 +29,7 @@ DEPTH = 2
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """One value a traced function read: its name, ``global`` or ``closure``, where it is
-    read (``file:line``), its value then, how to read it now, and the user's helper that
-    reads it (None: the jitted function itself)."""
+    """One value a traced function read, how to read it now, and the helper reading it."""
 
     name: str
     scope: str
@@ -51,9 +41,7 @@ class Read:
 
 @dataclass(frozen=True, slots=True)
 class Traced:
-    """One trace's reads: the function's name, where it was defined, a weak reference to
-    the function object it traced (:func:`alive`), what it read, and the types of the
-    inputs it was traced for (:func:`inputs`: which compiled version it is)."""
+    """One trace's reads, with its function's name, place, weak reference and inputs."""
 
     function: str
     defined_at: str | None
@@ -63,8 +51,7 @@ class Traced:
 
 
 def alive(fun: Any) -> Callable[[], Any]:
-    """A weak reference to ``fun`` (a bound method's, while its object lives): one object
-    gets the same one each time; one that takes none, a reference that is never dead."""
+    """A weak reference to ``fun`` (a bound method's); one that takes none, never dead."""
     try:
         return weakref.WeakMethod(fun) if isinstance(fun, types.MethodType) \
             else weakref.ref(fun)
@@ -73,10 +60,8 @@ def alive(fun: Any) -> Callable[[], Any]:
 
 
 def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
-    """The user's function a jit of ``fun`` called with ``args`` traces: ``fun`` unwrapped,
-    or where that is a library's wrapper, the first of the user's functions among ``args``
-    (``equinox.filter_jit`` jits a wrapper of its own and passes the user's function in
-    its static arguments, ``((fun,), treedef)``); None where neither is the user's."""
+    """The user's function a jit of ``fun`` with ``args`` traces: ``fun`` unwrapped, else
+    the first among ``args`` (``equinox.filter_jit`` passes it in); None where neither."""
     level: list[Any] = [fun]
     for depth in range(5):
         for value in level:
@@ -89,29 +74,26 @@ def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
 
 
 def place(fun: Any) -> str | None:
-    """``file:line`` where the function ``fun`` wraps (unwrapped) begins; None for one
-    with no code (a callable object's)."""
+    """``file:line`` where the function ``fun`` wraps begins; None where it has no code."""
     code = getattr(_unwrapped(fun), "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
 
 
 def reads(py: types.FunctionType, depth: int = DEPTH) -> tuple[Read, ...]:
-    """The plain values the user's function ``py`` (:func:`traced`) reads from its
-    globals and closure now."""
+    """The plain values the user's function ``py`` reads from its globals and closure now."""
     return tuple({(r.scope, r.name): r for r in _reads(py, depth, set())}.values())
 
 
 def inputs(args: tuple[Any, ...], most: int = 4) -> str | None:
-    """The types of the arrays in a jit's arguments (``f32[8,4], f32[4]``): the compiled
-    version a trace made; None where it has none."""
+    """The array types in a jit's arguments (``f32[8,4], f32[4]``): which compiled version."""
     import jax
 
     leaves = [x for x in jax.tree_util.tree_leaves(args) if hasattr(x, "shape")]
     try:
-        shown = [jax.typeof(x).str_short(short_dtypes=True) for x in leaves[:most]]
+        said = [jax.typeof(x).str_short(short_dtypes=True) for x in leaves[:most]]
     except Exception:  # noqa: BLE001 (a leaf JAX cannot type: no version to name)
         return None
-    return ", ".join(shown) + (", …" if len(leaves) > most else "") if shown else None
+    return ", ".join(said) + (", …" if len(leaves) > most else "") if said else None
 
 
 def _reads(py: types.FunctionType, depth: int, seen: set[int],
@@ -140,8 +122,7 @@ def _reads(py: types.FunctionType, depth: int, seen: set[int],
 
 
 def _loads(code: types.CodeType) -> Iterator[tuple[str, str, str | None]]:
-    """(name, scope, ``file:line``) of each global and closure value ``code`` reads,
-    with its nested functions' (a ``lambda`` inside the step)."""
+    """(name, scope, ``file:line``) of each global and closure value ``code`` reads."""
     for instr in dis.get_instructions(code):
         scope = {"LOAD_GLOBAL": "global", "LOAD_DEREF": "closure"}.get(instr.opname)
         if scope is not None and isinstance(instr.argval, str):
@@ -169,10 +150,8 @@ def _unwrapped(fun: Any) -> Any:
 
 
 def stale(traces: list[Traced]) -> Iterator[Stale]:
-    """Each value a trace read that differs now, once, in the order traced; not of a
-    function object that is gone and was made anew after it (a jit made on each pass, whose
-    program was never called again; one that ended with its run is still said). Where
-    one function object has more than one compiled version, each names its inputs."""
+    """Each value a trace read that differs now, once, in order, but not of a function
+    object made anew since; where one object has several versions, each names its inputs."""
     later: dict[tuple[str, str | None], set[int]] = {}  # the objects traced after each
     superseded = []
     for t in reversed(traces):
@@ -199,8 +178,7 @@ def stale(traces: list[Traced]) -> Iterator[Stale]:
 
 
 def _same(before: Any, now: Any) -> bool:
-    """Whether a value read is the same now: equal, of one type (a NaN recomputed is the
-    same NaN; an ``__eq__`` that raises, not the same)."""
+    """Whether a value read is the same now (a NaN is; an ``__eq__`` that raises is not)."""
     if before is now:
         return True
     if type(before) is not type(now):
@@ -218,18 +196,10 @@ def _nan(value: Any) -> bool:
 
 
 def _shown(before: Any, now: Any) -> tuple[str, str]:
-    """Both values as ``repr`` writes them, each at most :data:`MAX_TEXT` long, from
-    near where they first differ (a long string changed at its end keeps its end)."""
-    a, b = (_repr(v) for v in (before, now))
+    """Both values' reprs, each at most :data:`MAX_TEXT` long, from near their first difference."""
+    a, b = (shown(v) for v in (before, now))
     first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
                  min(len(a), len(b)))
     lo = max(0, first - MAX_TEXT // 2) if first >= MAX_TEXT - 100 else 0
     a, b = (("…" if lo else "") + v[lo:lo + MAX_TEXT - 1] for v in (a, b))
     return a, b
-
-
-def _repr(value: Any) -> str:
-    try:
-        return repr(value)
-    except Exception:  # noqa: BLE001 (a __repr__ that raises)
-        return f"<a {type(value).__name__} that could not be shown>"

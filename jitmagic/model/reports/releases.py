@@ -12,6 +12,8 @@ in the order given: each stage judged by
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..comparison import Comparison
@@ -95,3 +97,47 @@ class Releases:
         return tuple(Change(a, b, diff(old, new, force=True), passes_moved(old, new))
                      for (a, old), (b, new) in zip(measured, measured[1:], strict=False)
                      if old is not None and new is not None)
+
+
+@dataclass(frozen=True)
+class Bisection:
+    """``--bisect A..B``: ``walked``, the served releases from A to B in order; ``found``,
+    each stage of the flat program slower in B than in A by the one rule, as (phase, the
+    label of the first release where it is slower than in A, or that gave no comparison);
+    ``measured``, the releases measured to find them, in the order of ``walked``."""
+
+    walked: tuple[str, ...]
+    found: tuple[tuple[str, str], ...]
+    measured: Releases
+
+
+def bisect(walked: Sequence[str], measure: Callable[[str], ReleaseResult], cache: str
+           ) -> Bisection:
+    """Halve ``walked`` for each stage of the flat program slower in its last release
+    than in its first by the one rule (:meth:`~..stage_diff.StageDiff.slower_by`), each
+    release measured once (``measure``): the first release slower than the first one,
+    which measuring every release names too where a slowdown, once come, stays. A
+    release that gave no comparison (a hang, a crash) counts as slower."""
+    results: dict[str, ReleaseResult] = {}
+
+    def measured(i: int) -> Comparison | None:
+        if walked[i] not in results:
+            results[walked[i]] = measure(walked[i])
+        return results[walked[i]].measured
+
+    first, last = measured(0), measured(-1)
+    moved = [] if first is None or last is None else sorted(
+        (s for s in diff(first, last, force=True).regressions(1.0) if s.variant == "flat"),
+        key=lambda s: -s.new_over_old)
+    found = []
+    for phase in (s.phase for s in moved):
+        good, bad = 0, len(walked) - 1
+        while bad - good > 1:
+            mid = (good + bad) // 2
+            new = measured(mid)
+            slower = new is None or first is not None and diff(first, new, force=True).stage(
+                "flat", phase).slower_by(1.0)
+            good, bad = (good, mid) if slower else (mid, bad)
+        found.append((phase, results[walked[bad]].release))
+    return Bisection(tuple(walked), tuple(found), Releases(
+        tuple(results[r] for r in walked if r in results), cache))

@@ -16,10 +16,12 @@ from ...model.comparison import Comparison
 from ...model.diff import LARGER
 from ...model.diff import SMALLER
 from ...model.diff import StructureDiff
+from ...model.diff import diff
 from ...model.progress import CouldNotStart
 from ...model.progress import Crashed
 from ...model.progress import Failed
 from ...model.progress import TimedOut
+from ...model.reports.releases import Bisection
 from ...model.reports.releases import Change
 from ...model.reports.releases import NotInstalled
 from ...model.reports.releases import ReleaseResult
@@ -30,6 +32,11 @@ from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
 from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
+from ..blocks import Image
+from ..blocks import Pre
+from ..blocks import as_html
+from ..bundle import page
+from ..drawing import releases_png
 from ..format import PHASE_LABELS
 from ..verdicts import OUTCOME
 from ..verdicts import cpu_mark
@@ -51,19 +58,49 @@ UNDEFINED = (" (under --jax the cell or file is all a release's Python has: defi
 NESTING = "nested vs flat, first call"
 
 
-def text(r: Releases, verbose: bool = False) -> str:
-    """The report: at a glance, or with ``verbose`` in full."""
+def text(r: Releases | Bisection, verbose: bool = False) -> str:
+    """The report: at a glance, or with ``verbose`` in full; a bisection's answer first."""
+    answer = bisected(r) if isinstance(r, Bisection) else None
+    r = r.measured if isinstance(r, Bisection) else r
     said = [*changes(r), *findings(r)]
-    lines = [headline(r), *table(r)]
+    lines = [*(answer or [headline(r)]), *table(r)]
     if verbose:
         lines += [f"  {s}" for s in [*said, *map(each_stage, r.changes)]]
         lines += [f"{x.release}: {c.verdict.headline}" for x in r.results
                   if (c := x.measured) is not None]
         lines += [f"{x.release}: {x.folder}" for x in r.results if x.folder]
-    elif rest := [line for line in said if line != lines[0]]:
+    elif rest := [line for line in said if line not in lines]:
         lines.append(f"  -v shows {len(rest)} more line{'s' * (len(rest) > 1)} of changes "
                      "and findings")
     return "\n".join([*lines, f"environments: {r.cache} (made once, reused)"])
+
+
+def html_document(r: Releases | Bisection) -> str:
+    """The report as a self-contained page: the text in full, then the stages' bars."""
+    png = releases_png(r.measured if isinstance(r, Bisection) else r)
+    return page("jitcompare --jax", as_html(
+        [Pre(text(r, verbose=True)), Image(png, "the flat program's stages under each release")]))
+
+
+def bisected(b: Bisection) -> list[str]:
+    """``first slower in 0.10.0, of 0.9.0 to 0.10.2: XLA compile 1.52× slower in 0.10.0
+    than in 0.9.0 (...)`` for each stage found, and the releases measured to find it."""
+    r, ends = b.measured, f"{b.walked[0]} to {b.walked[-1]}"
+    first = r.results[0]
+    said = []
+    for phase, label in b.found:
+        x = next(x for x in r.results if x.release == label)
+        if x.measured is None or first.measured is None:
+            said.append(f"first slower in {label}, of {ends}: {finding(x)}")
+            continue
+        change = Change(first.release, label, diff(first.measured, x.measured, force=True))
+        said.append(f"first slower in {label}, of {ends}: "
+                    f"{_change(change, change.diff.stage('flat', phase))}")
+    measured = ", ".join(x.release for x in r.results)
+    if not said:
+        said = [f"nothing to halve, no stage is slower by the rule: {headline(r)}"]
+    return [*said, f"measured {len(r.results)} of the {len(b.walked)} releases from {ends}, "
+                   f"by halving: {measured}"]
 
 
 def headline(r: Releases) -> str:

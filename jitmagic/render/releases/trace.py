@@ -1,0 +1,95 @@
+"""A comparison as Chrome trace events (``--trace FILE.json``), which Perfetto and
+speedscope open.
+
+A process (``pid``) per JAX release (``--jax``, ``--bisect``), per value of a sweep, or
+one for a comparison; a thread (``tid``) per variant: its median first call, holding its
+trace, lowering and XLA compile (their medians) one after another where they fit in it,
+else laid before it; with ``--xla`` a thread per profiled compile: the time before XLA's
+passes, the HLO passes holding each pass (most seconds first, not in the order run), and
+code generation. Microseconds, as the format has them."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ...model.causes.xla_passes import ProfiledCompile
+from ...model.comparison import Comparison
+from ...model.reports.releases import Bisection
+from ...model.reports.releases import Releases
+from ...model.rows import STAGE_PHASES
+from ...model.rows import VariantResult
+from ...model.sweep import Sweep
+from ..format import PHASE_LABELS
+from . import PART_NAMES
+
+
+def trace_json(r: Comparison | Sweep | Releases | Bisection) -> str:
+    """The trace-event file's text: ``{"traceEvents": [...]}``."""
+    if isinstance(r, Bisection):
+        r = r.measured
+    runs = [(f"jax {x.release}", c) for x in r.results if (c := x.measured)] \
+        if isinstance(r, Releases) else [(f"{r.name}={v}", c) for v, c in zip(
+            r.values, r.points, strict=False)] if isinstance(r, Sweep) else [(r.entry, r)]
+    events = []
+    for pid, (process, c) in enumerate(runs, 1):
+        events.append(_named(pid, 0, "process_name", process))
+        for tid, (variant, v) in enumerate(c.variants.items(), 1):
+            events += [_named(pid, tid, "thread_name", variant), *_stages(pid, tid, v)]
+            profiled = c.xla_passes.compiles.get(variant) if c.xla_passes else None
+            if profiled is not None:
+                at = tid + len(c.variants)
+                events += [_named(pid, at, "thread_name",
+                                  f"{variant}: XLA's compile, profiled once (--xla)"),
+                           *_compile(pid, at, profiled)]
+    return json.dumps({"traceEvents": events, "displayTimeUnit": "ms"})
+
+
+def _stages(pid: int, tid: int, v: VariantResult) -> list[dict[str, Any]]:
+    """The median first call holding the stages' medians."""
+    stages = [(PHASE_LABELS[p], v.median(p)) for p in STAGE_PHASES]
+    return _holding(pid, tid, 0.0, (PHASE_LABELS["first_call_s"], v.median("first_call_s")),
+                    stages)[0]
+
+
+def _compile(pid: int, tid: int, c: ProfiledCompile) -> list[dict[str, Any]]:
+    """A profiled compile: the time before XLA's passes, the HLO passes holding each
+    pass, code generation."""
+    before = _laid(pid, tid, 0.0, [(PART_NAMES["before_passes_s"], c.before_passes_s)])
+    passes, end = _holding(pid, tid, c.before_passes_s or 0.0, ("HLO passes", c.hlo_passes_s),
+                           [(p.name, p.seconds) for p in c.passes])
+    return [*before, *passes, *_laid(pid, tid, end, [(PART_NAMES["codegen_s"], c.codegen_s)])]
+
+
+def _holding(pid: int, tid: int, start: float, parent: tuple[str, float | None],
+             parts: Sequence[tuple[str, float | None]]) -> tuple[list[dict[str, Any]], float]:
+    """``parent`` (first, so that it encloses them) and ``parts`` one after another
+    inside it, where they fit; else ``parent`` after them. The events, and where they end."""
+    inside = sum(s for _, s in parts if s is not None and not math.isnan(s))
+    size = 0.0 if parent[1] is None or math.isnan(parent[1]) else parent[1]
+    fits = inside <= size
+    events = [*_laid(pid, tid, start if fits else start + inside, [parent]),
+              *_laid(pid, tid, start, parts)]
+    return events, start + (size if fits else inside + size)
+
+
+def _laid(pid: int, tid: int, start: float, parts: Sequence[tuple[str, float | None]]
+          ) -> list[dict[str, Any]]:
+    """Complete events (``"X"``) one after another from ``start`` seconds, laid in whole
+    nanoseconds (one ends exactly where the next begins); a part not measured (None,
+    NaN) is left out."""
+    events, at = [], round(start * 1e9)
+    for name, seconds in parts:
+        if seconds is None or math.isnan(seconds):
+            continue
+        events.append({"name": name, "ph": "X", "pid": pid, "tid": tid, "ts": at / 1e3,
+                       "dur": round(seconds * 1e9) / 1e3})
+        at += round(seconds * 1e9)
+    return events
+
+
+def _named(pid: int, tid: int, kind: str, name: str) -> dict[str, Any]:
+    """A metadata event naming a process or a thread (a track)."""
+    return {"name": kind, "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}
