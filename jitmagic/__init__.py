@@ -80,9 +80,8 @@ if TYPE_CHECKING:
     from .measure.lines.tables import lines
     from .measure.parts.advice import attribute
 
-#: The functions that measure import jax, so they are imported on first use (PEP 562):
-#: ``python -m jitmagic FILE.py`` imports this package before the file's first lines run,
-#: and those may set what jax reads when it is imported (``JAX_PLATFORMS``, ``XLA_FLAGS``).
+#: The functions that import jax, imported on first use (PEP 562): a file's first lines may
+#: set what jax reads as it is imported (``JAX_PLATFORMS``, ``XLA_FLAGS``).
 _MEASURING = ("advise", "attribute", "compare", "lines", "sweep", "watch")
 
 
@@ -106,8 +105,7 @@ def __dir__() -> list[str]:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext jitmagic``: register ``%jitcompare``/``%%jitcompare`` and
-    ``%jitwatch``/``%%jitwatch``."""
+    """``%load_ext jitmagic``: register ``%jitcompare`` and ``%jitwatch``."""
     from .frontends import magic
     from .frontends.watch import magic as watch_magic
 

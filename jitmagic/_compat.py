@@ -1,14 +1,6 @@
-"""Every private name jitmagic reaches in another library, each behind a named function.
-
-JAX's internals (``jax._src``), a jitted function's ``_jit_info``, Equinox's wrapper
-classes, ``warnings._add_filter`` and argparse's
-``_actions`` are not public API: a new release may move them. They are touched here and
-nowhere else (``tests/test_architecture.py`` checks it), so an upgrade is a one-file
-change, and ``tests/test_packaging.py`` checks each one against the installed versions.
-
-Nothing here imports JAX at import time: ``python -m jitmagic FILE.py`` imports
-jitmagic before the file's first lines, which may set what JAX reads when it starts.
-"""
+"""Every private name jitmagic reaches in another library, each behind a named function here and
+nowhere else, so an upgrade is a one-file change (``tests/test_packaging.py`` checks them). Nothing
+here imports JAX at import time."""
 
 from __future__ import annotations
 
@@ -28,33 +20,26 @@ from typing import Any
 
 # --- JAX -------------------------------------------------------------------------------
 
-#: JAX's private modules named below, each in its place.
-SOURCE_INFO, COMPILATION_CACHE, DISTRIBUTED = (
-    "jax._src.source_info_util", "jax._src.compilation_cache", "jax._src.distributed")
+SOURCE_INFO, COMPILATION_CACHE = "jax._src.source_info_util", "jax._src.compilation_cache"
 XLA_BRIDGE, MONITORING = "jax._src.xla_bridge", "jax._src.monitoring"
 PROFILER = "jax._src.profiler"
-#: The logger JAX's tracing-cache miss explanations (``jax_explain_cache_misses``) come
-#: from: ``jax._src.interpreters.partial_eval``'s own (JAX 0.10).
+#: The logger of JAX's tracing-cache miss explanations (JAX 0.10).
 CACHE_MISS_LOGGER = "jax._src.interpreters.partial_eval"
 #: The function, in JAX's dispatch module, that compiles an eager operation.
 EAGER_DISPATCH = ("jax/_src/dispatch.py", "apply_primitive")
-#: ``jax.monitoring``'s listener lists, in its private module.
 MONITORING_LISTS = ("_event_listeners", "_event_duration_secs_listeners",
                     "_event_time_span_listeners", "_scalar_listeners")
 
 
 def frame_line(code: CodeType, lasti: int) -> int:
-    """The source line of a raw traceback frame (code object, last instruction), as an
-    equation's ``source_info.traceback.raw_frames()`` gives them."""
+    """The source line of a raw traceback frame (code object, last instruction)."""
     from jax._src import source_info_util
 
     return source_info_util.raw_frame_to_frame(code, lasti).start_line
 
 
 def bind_equation(eqn: Any, invals: list[Any]) -> list[Any]:
-    """Bind one jaxpr equation's primitive to ``invals`` as ``jax.core.eval_jaxpr`` does,
-    under the equation's own source information and context (so that the program it
-    builds keeps the user's lines); its outputs as a list."""
+    """Bind one jaxpr equation as ``eval_jaxpr`` does, under its own source information."""
     from jax._src import source_info_util
 
     params = eqn.primitive.get_bind_params(eqn.params)
@@ -67,17 +52,14 @@ def bind_equation(eqn: Any, invals: list[Any]) -> list[Any]:
 
 
 def is_dropped(var: Any) -> bool:
-    """Whether a jaxpr's output variable is ``_`` (a ``DropVar``: public in
-    ``jax.extend.core`` from 0.10, ``jax._src.core``'s before)."""
+    """Whether a jaxpr output variable is ``_`` (a ``DropVar``)."""
     from jax._src import core
 
     return isinstance(var, core.DropVar)
 
 
 def unregister(kind: str) -> Callable[[Callable], None]:
-    """``jax.monitoring.unregister_{kind}`` (``event_listener``,
-    ``event_duration_listener``: public from JAX 0.9), else the older releases' private
-    ``_unregister_{kind}_by_callback``."""
+    """``jax.monitoring.unregister_{kind}``, or older releases' private one."""
     import jax.monitoring
     from jax._src import monitoring
 
@@ -86,17 +68,14 @@ def unregister(kind: str) -> Callable[[Callable], None]:
 
 
 def reset_persistent_cache() -> None:
-    """Forget whether JAX's persistent compilation cache is in use: it is decided once
-    per process, so a switch of ``jax_enable_compilation_cache`` counts only after this."""
+    """Forget whether JAX's persistent cache is in use, so a switch of it counts."""
     from jax._src import compilation_cache
 
     compilation_cache.reset_cache()
 
 
 def persistent_cache_folder() -> str | None:
-    """The folder JAX's persistent compilation cache object reads and writes (None: JAX
-    has made none yet, or none since the last :func:`reset_persistent_cache`; it makes
-    one on the first compile that finds ``jax_compilation_cache_dir`` set)."""
+    """The folder JAX's persistent compilation cache uses (None: none made yet)."""
     from jax._src import compilation_cache
 
     cache = compilation_cache._cache
@@ -106,40 +85,34 @@ def persistent_cache_folder() -> str | None:
 
 
 def distributed_client() -> Any:
-    """``jax.distributed``'s client where ``initialize`` joined this process to others
-    (None otherwise), read without starting JAX's backend."""
+    """``jax.distributed``'s client (None: not joined), read without starting JAX's backend."""
     from jax._src import distributed
 
     return distributed.global_state.client
 
 
 def backend_started() -> bool:
-    """Whether JAX has started a backend in this process (True where it cannot tell:
-    assume the worst), without importing JAX where it was not imported."""
+    """Whether JAX has started a backend (True where it cannot tell), without importing JAX."""
     bridge = sys.modules.get(XLA_BRIDGE)
     started = getattr(bridge, "backends_are_initialized", None)
     return bool(started()) if callable(started) else True
 
 
 def monitoring_lists() -> tuple[ModuleType | None, dict[str, list]]:
-    """JAX's private monitoring module (None where JAX is not imported) and each of its
-    listener lists there is, by name."""
+    """JAX's private monitoring module (None: not imported) and its listener lists, by name."""
     mod = sys.modules.get(MONITORING)
     lists = {name: getattr(mod, name, None) for name in MONITORING_LISTS}
     return mod, {name: got for name, got in lists.items() if isinstance(got, list)}
 
 
 def profiler_running() -> bool:
-    """Whether a ``jax.profiler`` session (``start_trace``, ``trace``) is running in this
-    process, read without touching it (JAX allows one at a time; False where JAX's
-    profiler is not imported: nothing can be running)."""
+    """Whether a ``jax.profiler`` session runs in this process, read without touching it."""
     profiler = sys.modules.get(PROFILER)
     state = getattr(profiler, "_profile_state", None)
     return getattr(state, "profile_session", None) is not None
 
 
 def jit_info(obj: Any) -> Any:
-    """The options a ``jax.jit`` function was made with (None: not a jit)."""
     return getattr(obj, "_jit_info", None)
 
 
@@ -148,9 +121,7 @@ CONFIG = "jax._src.config"
 
 
 def effort_level(name: str) -> int | None:
-    """The number XLA takes for JAX's effort level ``name`` (``"O0"``; JAX's
-    ``jax_optimization_level`` config writes it so, while ``compiler_options`` wants the
-    number); None where this JAX has no such level."""
+    """The number XLA takes for JAX's effort level ``name`` (None: no such level)."""
     levels = getattr(sys.modules.get(CONFIG), "EffortLevel", None)
     member = getattr(levels, name, None)
     return None if member is None else int(member.value)
@@ -161,8 +132,7 @@ TRACE_FOR_JIT = ("jax/_src/pjit.py", "_trace_for_jit")
 
 
 def _running(function: tuple[str, str], frame: FrameType | None) -> FrameType | None:
-    """The frame of JAX's ``function`` (its file's ending, its name) on this stack, from
-    ``frame`` up; None where it is not running."""
+    """The frame of JAX's ``function`` (file ending, name) from ``frame`` up, or None."""
     while frame is not None:
         code = frame.f_code
         if code.co_name == function[1] and code.co_filename.endswith(function[0]):
@@ -172,16 +142,12 @@ def _running(function: tuple[str, str], frame: FrameType | None) -> FrameType | 
 
 
 def traced_file(frame: FrameType | None) -> str | None:
-    """The file of the function JAX's jit is tracing on this stack, from ``frame`` up
-    (``_trace_for_jit``'s ``dbg.func_filename``); None where no such frame is found."""
+    """The file of the function JAX's jit is tracing on this stack, or None."""
     found = _running(TRACE_FOR_JIT, frame)
     return None if found is None else getattr(found.f_locals.get("dbg"), "func_filename", None)
 
 
-#: The functions of JAX's jit a call enters to trace, lower or compile (JAX 0.10,
-#: ``jax._src.pjit``): a jitted function's cache miss (``_cpp_pjit``'s ``cache_miss``), a
-#: jit equation run outside any trace (``_pjit_call_impl``'s, by an eager ``grad`` or
-#: ``vmap`` of a jit), and the ahead-of-time ``.trace``/``.lower``.
+#: The functions of JAX's jit (0.10) a call enters to trace, lower or compile.
 JIT_FILE = "jax/_src/pjit.py"
 JIT_MISS, JIT_EQUATION, JIT_AHEAD = "cache_miss", "call_impl_cache_miss", ("jit_trace",
                                                                            "jit_lower")
@@ -191,12 +157,7 @@ API_BOUNDARY = "jax/_src/traceback_util.py"
 
 @dataclass(frozen=True, slots=True)
 class JitEntry:
-    """What the jit compiling on a stack was called with, read off its entry frame: by
-    whom (``caller``: the calling frame's file, ``None`` where no Python frame called it),
-    on what (``source``: the file of the function it wraps, unwrapped; ``None`` where it
-    has none, a callable object's), whether that function is a jit itself (a jit of a
-    jit), and whether the jit is the one JAX decorated it with itself (``jax.nn``'s,
-    ``jnp.linalg``'s: the public name in its module is this very jit)."""
+    """What the jit compiling on a stack was called with: by whom, on what, and what it is."""
 
     kind: str
     caller: str | None
@@ -205,14 +166,12 @@ class JitEntry:
     jax_decorated: bool = False
     #: The function the jit wraps (None where the entry has none: a jit equation's).
     fun: Any = field(default=None, compare=False)
-    #: The positional arguments it was called with (``equinox.filter_jit`` jits a wrapper
-    #: of its own and passes the user's function among them).
+    #: Its positional arguments (``equinox.filter_jit`` passes the user's function there).
     args: tuple[Any, ...] = field(default=(), compare=False)
 
 
 def jit_entry(frame: FrameType | None) -> JitEntry | None:
-    """The innermost jit entry on this stack, from ``frame`` up (None: none is running,
-    or this JAX names them otherwise)."""
+    """The innermost jit entry on this stack from ``frame`` up, or None."""
     names = (JIT_MISS, JIT_EQUATION, *JIT_AHEAD)
     while frame is not None and not (frame.f_code.co_name in names
                                      and frame.f_code.co_filename.endswith(JIT_FILE)):
@@ -263,15 +222,8 @@ CLOSEST = "  all previously seen cache keys differ. For the closest previous key
 
 
 def closest_explanation(message: str) -> str:
-    """``message``, a tracing-cache miss explanation JAX is logging on this thread, with
-    its comparison made against the earlier key that differs in the fewest places.
-
-    JAX picks the earlier key by the kind of difference first (config, then the pytree,
-    where static arguments are, then the types): a loop whose last batch is short, after
-    a static flag flipped, is told "the static value changed" against the first compile,
-    when only the shape differs from the second. Read from ``explain``'s own frame
-    (``keys``: the function's earlier keys, ``key``: the new one), with JAX's own diff
-    functions; ``message`` unchanged where that frame cannot be read."""
+    """``message``, JAX's tracing-cache miss explanation, compared with the earlier key that
+    differs least (JAX picks by kind first)."""
     head, found, _ = message.partition("\n" + CLOSEST + "\n")
     if not found:
         return message
@@ -286,18 +238,13 @@ def closest_explanation(message: str) -> str:
 
 
 def closest_differences(key: Any, keys: Iterable[Any]) -> list[str]:
-    """JAX's sentences for the earlier key of ``keys`` that differs from ``key`` in the
-    fewest places; a tie goes as JAX breaks its own, by the sentences' text (JAX takes the
-    ``min`` of (severity, count, explanation)), whatever order its cache holds the keys
-    in (the docs' example read "weak type 2×, shape 1×" in one run, the reverse in the
-    next)."""
+    """JAX's sentences for the key of ``keys`` closest to ``key``, ties broken as JAX does."""
     return min((_differences(key, k) for k in keys),
                key=lambda d: (d[0], "\n".join(d[1])))[1]
 
 
 def _differences(new: Any, old: Any) -> tuple[tuple[int, int], list[str]]:
-    """How far ``old`` lies from ``new`` (differences in all, then JAX's severity of the
-    first) and JAX's sentence for each kind that differs."""
+    """How far ``old`` lies from ``new`` (differences, then JAX's severity) and JAX's sentences."""
     from jax._src.interpreters import partial_eval as pe
 
     new_ctx, (new_tree, new_dbg, *_), _ = new
@@ -315,9 +262,7 @@ EXPLAIN_FLAG = "jax_explain_cache_misses"
 
 
 def on_config_update(name: str, hook: Callable[[Any], None]) -> Callable[[], None]:
-    """Call ``hook(value)`` after each ``jax.config.update(name, value)`` (the option's
-    global hook, chained to any JAX set); the undo is returned. The watch tells this way
-    the user's own update of :data:`EXPLAIN_FLAG` from its own."""
+    """Call ``hook(value)`` after each ``jax.config.update(name, ...)``; the undo returned."""
     from jax._src import config
 
     state = config.config_states[name]
@@ -338,11 +283,8 @@ def on_config_update(name: str, hook: Callable[[Any], None]) -> Callable[[], Non
 
 def guard_tree_differences(fallback: Callable[[Any, Any, Exception], Any],
                            ) -> Callable[[], None]:
-    """Until the undo returned is called, JAX's sentence of two input pytrees' difference
-    (``partial_eval.diff_trees``, written while it explains a miss) is ``fallback(new,
-    old, error)`` where JAX's own raises: it formats a static argument's value, and a
-    ``__repr__`` that raises would fail the user's call only because the watch turned the
-    explanations on."""
+    """JAX's ``diff_trees`` falling back on ``fallback`` where it raises, until the undo
+    returned."""
     from jax._src.interpreters import partial_eval as pe
 
     original = pe.diff_trees
@@ -366,8 +308,7 @@ def guard_tree_differences(fallback: Callable[[Any, Any, Exception], Any],
 
 @dataclass(frozen=True)
 class Needed:
-    """One private JAX name jitmagic reads (``attribute`` of the module ``module``) and
-    the option whose part needs it (None: every measurement does)."""
+    """One private JAX name jitmagic reads, and the option that needs it (None: all)."""
 
     module: str
     attribute: str
@@ -378,8 +319,7 @@ class Needed:
         return f"{self.module}.{self.attribute}"
 
 
-#: The private JAX names above that a part cannot do without, by what needs them (the
-#: watch's file-and-function names are read off running frames and fail soft).
+#: The private JAX names above that a part cannot do without (frames read fail soft).
 NEEDED = (
     Needed(SOURCE_INFO, "user_context", None),
     Needed(SOURCE_INFO, "current_name_stack", None),
@@ -392,8 +332,7 @@ NEEDED = (
 
 
 def missing() -> tuple[Needed, ...]:
-    """The names of :data:`NEEDED` this JAX does not have (imports their modules: call it
-    once JAX is imported, as a measurement starts)."""
+    """The names of :data:`NEEDED` this JAX lacks (call once JAX is imported)."""
     return tuple(n for n in NEEDED if not _has(n))
 
 
@@ -407,8 +346,7 @@ def _has(needed: Needed) -> bool:
 
 # --- Equinox, the standard library -------------------------------------------
 
-#: Equinox's transformations return instances of private classes wrapping the user's
-#: function: (module, class) → the transformation's public name.
+#: Equinox's private wrapper classes: (module, class) → the transformation's public name.
 EQUINOX_WRAPPERS = {("equinox._ad", "_GradWrapper"): "filter_grad",
                     ("equinox._ad", "_ValueAndGradWrapper"): "filter_value_and_grad",
                     ("equinox._ad", "_CheckpointWrapper"): "filter_checkpoint",
@@ -416,7 +354,6 @@ EQUINOX_WRAPPERS = {("equinox._ad", "_GradWrapper"): "filter_grad",
 
 
 def equinox_transform(obj: Any) -> str | None:
-    """Which Equinox transformation made ``obj`` (None: none did)."""
     return EQUINOX_WRAPPERS.get((type(obj).__module__, type(obj).__name__))
 
 
@@ -426,31 +363,24 @@ FRAMEWORK_JITS = (("equinox._jit", "_JitWrapper"),
 
 
 def framework_jit(obj: Any) -> bool:
-    """Whether ``obj`` is ``eqx.filter_jit`` or ``nnx.jit`` of a function."""
     return (type(obj).__module__, type(obj).__name__) in FRAMEWORK_JITS
 
 
 def option_strings(parser: argparse.ArgumentParser) -> Iterable[str]:
-    """The option strings a parser's help lists (not the suppressed ones)."""
     return [f for a in parser._actions if a.help != argparse.SUPPRESS for f in a.option_strings]
 
 
 def add_filter_hook() -> Callable[..., None] | None:
-    """``warnings._add_filter``, through which ``filterwarnings`` and ``simplefilter``
-    add every filter (None where this Python has none)."""
+    """``warnings._add_filter`` (None where this Python has none)."""
     return getattr(warnings, "_add_filter", None)
 
 
 def set_add_filter_hook(hook: Callable[..., None]) -> None:
-    """Put ``hook`` in the place of ``warnings._add_filter``."""
     warnings._add_filter = hook  # type: ignore[attr-defined]
 
 
 def filters_mutated() -> None:
-    """Tell ``warnings`` that its filters list was replaced in place
-    (``warnings._filters_mutated``), so that the warnings it already decided to hide or
-    show are decided again under the filters put back; nothing where this Python has
-    no such hook."""
+    """Tell ``warnings`` its filters changed in place (where it has the hook)."""
     mutated = getattr(warnings, "_filters_mutated", None)
     if mutated is not None:
         mutated()

@@ -20,9 +20,7 @@ class UserCodeError(RuntimeError):
 
 
 def user_traceback(exc: BaseException, nest_hint: bool = True) -> str:
-    """``exc`` formatted with only the user's frames (no JAX, no jitmagic internals), and a
-    hint where one fits (``nest_hint``: one that suggests ``--nest`` may; not where the
-    flat program failed too, which ``--nest`` cannot help)."""
+    """``exc`` with only the user's frames, and a hint where one fits."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if user_file(f.filename)]
     lines = traceback.format_list(frames)
     head = "Traceback (your code):\n" if frames else ""
@@ -32,16 +30,14 @@ def user_traceback(exc: BaseException, nest_hint: bool = True) -> str:
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str | None:
-    """``did you mean `model`?`` for a misspelt ``name`` among ``known`` (difflib's
-    closest, public names only); None where none is close."""
+    """``did you mean `model`?`` for a misspelt ``name`` among ``known``, or None."""
     close = difflib.get_close_matches(name, [k for k in known if not k.startswith("_")],
                                       n=1, cutoff=0.75)
     return f"did you mean `{close[0]}`?" if close else None
 
 
 def _misspelt(exc: NameError) -> str | None:
-    """For ``NameError: name 'modle' is not defined``, the close names the innermost of
-    the user's frames could see (its locals, globals and the builtins)."""
+    """For a ``NameError``, the close names the innermost of the user's frames could see."""
     name, tb, seen = getattr(exc, "name", None), exc.__traceback__, None
     while tb is not None:
         if user_file(tb.tb_frame.f_code.co_filename):
@@ -61,8 +57,7 @@ def innermost_function(exc: BaseException) -> str | None:
 def _hint(exc: BaseException, nest_hint: bool = True) -> str | None:
     if isinstance(exc, NameError):
         return _misspelt(exc)
-    # jax is looked up, not imported: `python -m jitmagic FILE.py` imports this before the
-    # file's first lines run, which may set JAX_PLATFORMS or XLA_FLAGS for jax to read.
+    # looked up, not imported: a script's first lines may set what jax reads
     jax = sys.modules.get("jax")
     if jax is None:
         return None
@@ -75,8 +70,7 @@ def _hint(exc: BaseException, nest_hint: bool = True) -> str | None:
     return None
 
 
-# The sentences of a ``sys.exit`` in the user's code, one for each moment it can come:
-# a ``SystemExit`` there would end the kernel, or the command, without a word.
+# A ``sys.exit`` in the user's code, said for each moment it can come.
 
 #: How to pass a script its own arguments (argparse's ``--help`` exits).
 SCRIPT_ARGUMENTS = ("script arguments go after `--`, e.g. "
@@ -84,8 +78,7 @@ SCRIPT_ARGUMENTS = ("script arguments go after `--`, e.g. "
 
 
 def exit_before_measuring(code: object) -> str:
-    """A script's ``sys.exit(code)`` before its call to measure (its leading lines, or
-    its setup)."""
+    """A script's ``sys.exit(code)`` before its call to measure."""
     return (f"your script exited (sys.exit({code!r})) before the call to measure: "
             f"nothing was measured ({SCRIPT_ARGUMENTS})")
 
@@ -97,8 +90,7 @@ def exit_before_final_call(code: object) -> str:
 
 
 def exit_while_measured(exc: SystemExit) -> str:
-    """The measured code's ``sys.exit`` (while traced, or run), naming the user's
-    function it came from."""
+    """The measured code's ``sys.exit``, naming the user's function it came from."""
     where = innermost_function(exc)
     who = f"your function `{where}`" if where else "your code"
     return (f"{who} called sys.exit({exc.code!r}) while it was measured: nothing was "
@@ -107,22 +99,17 @@ def exit_while_measured(exc: SystemExit) -> str:
 
 
 def exit_after_measuring(code: object) -> str:
-    """A script's ``sys.exit(code)`` anywhere else while the command ran it (after the
-    call to measure: code jitmagic runs the script's file for)."""
+    """A script's ``sys.exit(code)`` anywhere else while the command ran it."""
     return (f"your script called sys.exit({code!r}) while it was measured: end it with "
             "the call to measure instead")
 
 
 class CannotWriteError(Exception):
-    """A report cannot be written where asked (``--save``, ``--html``); the message
-    says why and what to give instead. The command exits with status 3 on it."""
+    """A report cannot be written where asked (``--save``, ``--html``); exit status 3."""
 
 
 class RecompiledError(AssertionError):
-    """A watched run compiled more than its gate allowed (``fail_after_warmup``,
-    ``max_compiles``); the message names each function, its reason and its line, then
-    holds the ledger. An ``AssertionError``, so that a test that recompiles fails as a
-    test does."""
+    """A watched run compiled more than its gate allowed (an ``AssertionError``, as tests fail)."""
 
     def __init__(self, sentences: str, ledger: str = "") -> None:
         super().__init__(f"{sentences}\n\n{ledger}" if ledger else sentences)

@@ -1,15 +1,5 @@
-"""Ctrl-C held while jitmagic puts something of the user's back: the one mechanism that
-every hold uses (:class:`CtrlCHeld`; :func:`interrupts_held` over a block), for the
-helpers' bindings, JAX's cache settings, the profiler, the listeners, the scratch
-folders and a cell's side effects, so that no number of presses leaves anything half way.
-
-Ctrl-C is held while JAX is first imported, too (:func:`held_while_importing`), by the
-import hook here (:func:`around_import`), which the watch's ``JITMAGIC_WATCH`` uses to
-start once JAX is imported.
-
-A low-level module (the standard library only): the measuring parts import it, and so
-can anything above them.
-"""
+"""Ctrl-C held while jitmagic puts something of the user's back, the one mechanism every hold uses,
+and while JAX is first imported. Standard library only."""
 
 from __future__ import annotations
 
@@ -19,7 +9,6 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from contextlib import ExitStack
@@ -28,16 +17,8 @@ from typing import Any
 
 
 class CtrlCHeld:
-    """Ctrl-C as usual from :meth:`install` until :meth:`hold`, then noted
-    (``pressed``) and not raised until :meth:`release`: so that nothing jitmagic puts
-    back is left half way, and a finished result is not lost. The handler is set once,
-    before the measurement (:meth:`hold` only flips how it acts, leaving no moment
-    between the two handlers). Only on the main thread (no Python signal handler runs
-    elsewhere), and only over a handler set from Python (IPython's, a terminal's, an
-    outer hold's); an ignored or default SIGINT is left as it is.
-
-    ``visible``: whether :meth:`current` finds it (a block's own hold, in
-    :func:`interrupts_held`, is not the caller's)."""
+    """Ctrl-C as usual from :meth:`install` until :meth:`hold`, then only noted until
+    :meth:`release` (main thread only, over a handler set from Python)."""
 
     def __init__(self, visible: bool = True) -> None:
         #: When each Ctrl-C held came (``time.monotonic()``).
@@ -45,28 +26,22 @@ class CtrlCHeld:
         #: The frame each held Ctrl-C came in, for :meth:`replay`.
         self._frames: list[Any] = []
         self._previous: Any = None
-        self._installed = self._holding = False
+        #: Whether its handler is SIGINT's (set by :meth:`install`, not yet released).
+        self.installed = self._holding = False
         self._visible = visible
 
-    @property
-    def installed(self) -> bool:
-        """Whether its handler is SIGINT's (set by :meth:`install`, not yet released)."""
-        return self._installed
-
     def install(self) -> None:
-        """Set the handler, which hands each Ctrl-C on to the one there was (until
-        :meth:`hold`); again, or off the main thread, nothing."""
-        if self._installed or threading.current_thread() is not threading.main_thread():
+        """Set the handler, which hands each Ctrl-C on to the one there was until :meth:`hold`."""
+        if self.installed or threading.current_thread() is not threading.main_thread():
             return
         previous = signal.getsignal(signal.SIGINT)
         if callable(previous):  # not ignored, not the default, set from Python
-            self._previous, self._installed = previous, True
+            self._previous, self.installed = previous, True
             signal.signal(signal.SIGINT, self._handle)
 
     @staticmethod
     def current() -> CtrlCHeld | None:
-        """The one whose handler is SIGINT's now (a caller's, set before it measured),
-        under any block's own holds."""
+        """The visible hold whose handler is SIGINT's now, under any block's own."""
         held = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
         while isinstance(held, CtrlCHeld) and not held._visible:
             held = getattr(held._previous, "__self__", None)
@@ -80,19 +55,16 @@ class CtrlCHeld:
             self._previous(signum, frame)
 
     def hold(self) -> None:
-        """From now on Ctrl-C is only noted."""
         self._holding = True
 
     def release(self) -> None:
         """The handler there was is back (what was pressed meanwhile stays noted)."""
-        if self._installed:
-            self._installed = self._holding = False
+        if self.installed:
+            self.installed = self._holding = False
             signal.signal(signal.SIGINT, self._previous)
 
     def replay(self) -> None:
-        """Each Ctrl-C noted goes to the handler there was before, in order (after
-        :meth:`release`): every press counts (a measurement's second one abandons it).
-        What a handler raises is raised after all are handed on, the last one winning."""
+        """Each Ctrl-C noted goes to the handler there was, in order; the last raise wins."""
         raised: BaseException | None = None
         frames, self._frames = self._frames, []
         for frame in frames:
@@ -105,23 +77,17 @@ class CtrlCHeld:
 
     @property
     def last(self) -> float | None:
-        """When the last Ctrl-C held came; None where none came."""
         return self.pressed[-1] if self.pressed else None
 
     def twice(self, within_s: float) -> bool:
-        """Whether two of the Ctrl-C held came within ``within_s`` seconds of each other
-        (a second Ctrl-C, which abandons)."""
+        """Whether two of the Ctrl-C held came within ``within_s`` seconds of each other."""
         return any(b - a < within_s for a, b in zip(self.pressed, self.pressed[1:],
                                                     strict=False))
 
 
 @contextmanager
 def interrupts_held() -> Iterator[None]:
-    """Within, a SIGINT is only noted; after, each one noted goes to the SIGINT handler
-    there was before, in order (a :class:`CtrlCHeld` held over the block, then
-    replayed). Nothing is held off the main thread, nor where that handler is not
-    Python's (``SIG_DFL``, ``SIG_IGN``, one set outside Python). Nested holds hand their
-    presses to the outer one."""
+    """Within, a SIGINT is only noted; after, each goes to the handler there was, in order."""
     held = CtrlCHeld(visible=False)
     held.install()
     held.hold()
@@ -137,11 +103,7 @@ def interrupts_held() -> Iterator[None]:
 
 @contextmanager
 def exits_held(*managers: AbstractContextManager[Any]) -> Iterator[list[Any]]:
-    """Each of ``managers`` entered in order (their values, in a list), and exited in
-    reverse with interrupts held (:func:`interrupts_held`), whatever ends the block: what
-    each puts back is put back whole, and a Ctrl-C pressed meanwhile comes after it. The
-    entering is held too, so that a manager that has begun to change something is always
-    exited."""
+    """``managers`` entered in order and exited in reverse, all with interrupts held."""
     stack = ExitStack()
     try:
         with interrupts_held():
@@ -156,25 +118,16 @@ def exits_held(*managers: AbstractContextManager[Any]) -> Iterator[list[Any]]:
             stack.close()
 
 
-def around_import(name: str, around: Callable[[], AbstractContextManager[Any]]) -> None:
-    """The next import of module ``name`` runs inside ``around()``: a finder first on
-    ``sys.meta_path``, gone once it has found ``name``, wraps the loader of the spec the
-    other finders give (the module's ``__loader__`` stays its own)."""
-    sys.meta_path.insert(0, _Around(name, around))
-
-
 def held_while_importing(name: str) -> None:
-    """Ctrl-C held (:func:`interrupts_held`) while module ``name`` is first imported,
-    then handed on. JAX adds a callback to ``gc.callbacks`` early in its import, and the
-    rest of its import collects often: a Ctrl-C raised inside a gc callback is dropped by
-    Python ("Exception ignored in gc callback") and the run would go on."""
+    """Ctrl-C held while module ``name`` is first imported (Python drops one raised in a gc
+    callback)."""
     if name not in sys.modules:
-        around_import(name, interrupts_held)
+        sys.meta_path.insert(0, _HeldFinder(name))
 
 
-class _Around(importlib.abc.MetaPathFinder):
-    def __init__(self, name: str, around: Callable[[], AbstractContextManager[Any]]) -> None:
-        self.name, self.around = name, around
+class _HeldFinder(importlib.abc.MetaPathFinder):
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name != self.name:
@@ -183,15 +136,15 @@ class _Around(importlib.abc.MetaPathFinder):
             sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None:
-            spec.loader = _LoadedInside(spec.loader, self.around)
+            spec.loader = _HeldLoader(spec.loader)
         return spec
 
 
-class _LoadedInside(importlib.abc.Loader):
-    """The module's own loader, its ``exec_module`` run inside ``around()``."""
+class _HeldLoader(importlib.abc.Loader):
+    """The module's own loader, its ``exec_module`` run with interrupts held."""
 
-    def __init__(self, loader: Any, around: Callable[[], AbstractContextManager[Any]]) -> None:
-        self.loader, self.around = loader, around
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
 
     def create_module(self, spec: Any) -> Any:
         return self.loader.create_module(spec)
@@ -200,5 +153,5 @@ class _LoadedInside(importlib.abc.Loader):
         module.__loader__ = self.loader
         if module.__spec__ is not None:
             module.__spec__.loader = self.loader
-        with self.around():
+        with interrupts_held():
             self.loader.exec_module(module)

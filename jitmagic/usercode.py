@@ -1,19 +1,7 @@
-"""What counts as the user's code: the one rule that discovery, the state check,
-``--lines``, the watch's ledger and the tracebacks jitmagic shows all follow.
-
-Code is the user's by what it is, not by where it lies: a notebook or ``%%jitcompare``
-cell is; a module of an installed distribution (JAX, NumPy, IPython, Equinox, …) is
-not, wherever it is imported from (site-packages, a folder on ``PYTHONPATH``, a
-``pip install --target`` folder, a symlink); nor is the standard library, jitmagic
-itself, or JAX's own stack where no distribution names it (a source checkout on
-``PYTHONPATH``). An editable install of the user's own package, a local
-``mylayers.py``, a script and anything else outside those are the user's. A user names
-modules of theirs that this rule calls a library's with ``--mine`` (:func:`mine`).
-
-Code with no file of its own (``<string>``: ``exec``, ``python -c``, the methods
-``dataclasses`` and ``NamedTuple`` generate) is the user's where the globals it runs in
-are (:func:`users_namespace`).
-"""
+"""What counts as the user's code, the one rule discovery, the state check, ``--lines``, the ledger
+and tracebacks follow: a cell, or a file of no installed distribution, the standard library,
+jitmagic or JAX's stack (``--mine`` names more); code with no file of its own, where its globals
+are the user's."""
 
 from __future__ import annotations
 
@@ -41,9 +29,7 @@ PACKAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
 #: The file name jitmagic gives code it compiles itself (a nested helper's trampoline).
 OWN_SOURCE = "<jitmagic-"
 
-#: Top-level modules that are never the user's even with no distribution to say so: JAX's
-#: stack as jitmagic runs on it (a JAX source checkout on ``PYTHONPATH`` is JAX's) and
-#: jitmagic's own front ends' libraries.
+#: Top-level modules never the user's, even with no distribution to say so (a JAX checkout).
 STACK = frozenset({"jax", "jaxlib", "jax_plugins", "libtpu", "numpy", "ml_dtypes",
                    "opt_einsum", "scipy", "IPython", "ipykernel", "ipywidgets",
                    "matplotlib", "jitmagic"})
@@ -54,25 +40,22 @@ _MINE: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
 
 
 def user_file(filename: str) -> bool:
-    """Whether code in ``filename`` is the user's: a cell, or a file of no installed
-    distribution, standard library or JAX's stack (or one of a module named ``--mine``)."""
+    """Whether code in ``filename`` is the user's (the rule above)."""
     if filename.startswith(CELL_PREFIXES):
         return True
     if filename.startswith("<"):
         return False  # <string> (dataclass, NamedTuple methods), <frozen ...>
-    return _user_path(os.path.abspath(filename), _MINE.get())
+    return _cached_user_path(os.path.abspath(filename), _MINE.get(), tuple(sys.path))
 
 
 def jax_file(filename: str | None) -> bool:
-    """Whether code in ``filename`` is JAX's own (its ``jax`` package's): what the watch
-    asks of every compile event, to tell JAX's eager operations from the user's jits."""
+    """Whether code in ``filename`` is JAX's own (its ``jax`` package's)."""
     return bool(filename) and os.path.abspath(str(filename)).startswith(_jax_folder())
 
 
 @functools.lru_cache(maxsize=1)
 def _jax_folder() -> str:
-    """The ``jax`` package's folder (ending in a separator), found without importing it
-    where it is not imported yet; a folder no path starts with where there is none."""
+    """The ``jax`` package's folder (with a separator), found without importing it."""
     module = sys.modules.get("jax")
     found = getattr(module, "__file__", None)
     if found is None:
@@ -83,8 +66,7 @@ def _jax_folder() -> str:
 
 @contextlib.contextmanager
 def mine(modules: Iterable[str]) -> Iterator[None]:
-    """Within, code of the top-level modules ``modules`` (``"mylib"``) is the user's,
-    though a distribution installed it."""
+    """Within, code of the top-level ``modules`` is the user's."""
     token = _MINE.set(frozenset(m.split(".")[0] for m in modules))
     try:
         yield
@@ -93,21 +75,14 @@ def mine(modules: Iterable[str]) -> Iterator[None]:
 
 
 def sourceless(filename: str) -> bool:
-    """Code compiled from a string (``<string>``, ``<lambda>``): whose it is depends on
-    the globals it runs in, not on its file name."""
+    """Code compiled from a string: whose it is depends on its globals."""
     return (filename.startswith("<") and not filename.startswith(CELL_PREFIXES)
             and not filename.startswith(("<frozen", OWN_SOURCE)))
 
 
 def users_namespace(namespace: dict[str, Any],
                     entry_namespace: dict[str, Any] | None = None) -> bool:
-    """Whether code compiled from a string (:func:`sourceless`) that runs in
-    ``namespace`` is the user's: the one rule of discovery and ``--lines``.
-
-    It is in the namespace of an entry that has no file itself (``entry_namespace``:
-    ``python -c``, an ``exec``'d script), in a module of the user's, or in a
-    ``__main__`` that is no module's (a notebook's). Anything else is not: a library
-    module's, a namedtuple's, a bare dict nobody named (whose it is, is unknown)."""
+    """Whether code compiled from a string that runs in ``namespace`` is the user's."""
     if namespace is entry_namespace:
         return True
     label = namespace.get("__name__")
@@ -119,9 +94,7 @@ def users_namespace(namespace: dict[str, Any],
 
 @dataclass(frozen=True)
 class Layout:
-    """Where an interpreter keeps its libraries and which distributions it has: what
-    :func:`is_users` reads (this interpreter's is made from ``sys.path``, ``sysconfig``
-    and ``importlib.metadata`` as a file is first asked about)."""
+    """Where an interpreter keeps its libraries, and which distributions it has."""
 
     #: The standard library's folders.
     stdlib: tuple[str, ...]
@@ -129,17 +102,12 @@ class Layout:
     site: tuple[str, ...]
     #: The import path, whose folders name a file's top-level module.
     path: tuple[str, ...]
-    #: Top-level module → the folders its installed distributions were installed in
-    #: (editable installs left out: those are the user's own projects).
+    #: Top-level module → the folders its (non-editable) distributions were installed in.
     distributed: Mapping[str, tuple[str, ...]]
 
 
 def is_users(path: str, layout: Layout, mine: frozenset[str] = frozenset()) -> bool:
-    """Whether the file at absolute ``path`` is the user's under ``layout`` (the rule of
-    the module docstring; ``mine``: top-level modules the user declared theirs). A file
-    is a distribution's where its module is one the distribution provides and the file,
-    links followed, lies in the folder the distribution was installed in (a local
-    ``docs.py`` is the user's though some wheel ships a top-level ``docs``)."""
+    """Whether the file at absolute ``path`` is the user's under ``layout`` (links followed)."""
     paths = (path, os.path.realpath(path))
     tops = {t for p in paths if (t := top_module(p, layout.path)) is not None}
     if tops & mine:
@@ -152,8 +120,7 @@ def is_users(path: str, layout: Layout, mine: frozenset[str] = frozenset()) -> b
 
 
 def top_module(path: str, import_path: Iterable[str]) -> str | None:
-    """The top-level module a file at ``path`` is imported as: its first part below the
-    deepest import-path folder that holds it (None: under none)."""
+    """The top-level module a file at ``path`` is imported as (None: none)."""
     folders = [os.path.join(os.path.abspath(p or os.curdir), "") for p in import_path]
     holding = [f for f in folders if path.startswith(f)]
     if not holding:
@@ -163,10 +130,6 @@ def top_module(path: str, import_path: Iterable[str]) -> str | None:
     return name if name.isidentifier() else None
 
 
-def _user_path(path: str, mine: frozenset[str]) -> bool:
-    return _cached_user_path(path, mine, tuple(sys.path))
-
-
 @functools.lru_cache(maxsize=4096)
 def _cached_user_path(path: str, mine: frozenset[str], import_path: tuple[str, ...]) -> bool:
     return is_users(path, Layout(_stdlib_dirs(), _site_dirs(), import_path, _distributed()),
@@ -174,14 +137,11 @@ def _cached_user_path(path: str, mine: frozenset[str], import_path: tuple[str, .
 
 
 def _under(paths: Iterable[str], folders: Iterable[str]) -> bool:
-    """Whether any of ``paths`` (a file as imported, and with links followed) lies in
-    one of ``folders``."""
     return any(p.startswith(f) for p in paths for f in folders)
 
 
 def _folders(paths: Iterable[str | None]) -> tuple[str, ...]:
-    """Each folder as given and with links followed (a venv reached through a link
-    names its site-packages by the link; its files' real paths lie behind it)."""
+    """Each folder as given and with links followed (a venv reached through a link)."""
     found = {p for p in paths if p}
     both = {os.path.abspath(p) for p in found} | {os.path.realpath(p) for p in found}
     return tuple(sorted(os.path.join(p, "") for p in both))
@@ -202,8 +162,7 @@ def _site_dirs() -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=1)
 def _distributed() -> dict[str, tuple[str, ...]]:
-    """Top-level module → the folders its installed distributions (other than editable
-    installs) were installed in: one read of every distribution's metadata a process."""
+    """Top-level module → the folders its (non-editable) distributions were installed in."""
     found: dict[str, tuple[str, ...]] = {}
     for top, names in importlib.metadata.packages_distributions().items():
         dists = [d for n in set(names) for d in importlib.metadata.distributions(name=n)]
@@ -212,10 +171,7 @@ def _distributed() -> dict[str, tuple[str, ...]]:
 
 
 def _installed(dist: importlib.metadata.Distribution) -> bool:
-    """Whether ``dist`` was installed as a library: not an editable install, nor an
-    ``.egg-info`` folder outside every package folder (the one setuptools leaves in a
-    project's own source tree when it is built or installed editable, and which stays
-    after it is uninstalled)."""
+    """Whether ``dist`` was installed as a library (not editable, no stray ``.egg-info``)."""
     if _editable(dist):
         return False
     egg_info = dist.read_text("PKG-INFO") is not None and dist.read_text("METADATA") is None
@@ -223,8 +179,7 @@ def _installed(dist: importlib.metadata.Distribution) -> bool:
 
 
 def _editable(dist: importlib.metadata.Distribution) -> bool:
-    """Whether ``dist`` is an editable install (``pip install -e``: PEP 610's
-    ``direct_url.json`` says ``"editable": true``)."""
+    """Whether ``dist`` is an editable install (PEP 610's ``direct_url.json``)."""
     try:
         return bool(json.loads(dist.read_text("direct_url.json") or "{}")
                     .get("dir_info", {}).get("editable"))

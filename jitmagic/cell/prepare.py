@@ -1,26 +1,7 @@
-"""Cell or file source → the variants ready to measure: the one path behind the magic
-and ``python -m jitmagic FILE.py``.
-
-The source's setup runs once, in a fresh scratch copy of a base namespace (the
-kernel's ``user_ns``, or a bare module namespace for a file), with any
-``bindings`` (a sweep's ``N=4``) set before it runs. Both variants share that
-copy: each swaps its helpers in only while its entry runs. Nothing is written to
-the base namespace. No IPython here.
-
-From the front ends down, each step adds one thing:
-
-* :func:`measure_source`: the report's provenance (source, options as written) and
-  the diff against ``--baseline``; the cell's lines leave ``linecache`` after;
-* :func:`measure_guarded`: the kernel's state guarded (JAX's config, patched names,
-  side effects undone, Ctrl-C held while they are put back), and a sweep's values;
-* :func:`measure_cell`: one comparison of a :class:`~.source.ParsedCell` (one sweep
-  value): its variants, then the x64 note;
-* :func:`variants_of_cell`: the setup run and the call resolved, then the discovery
-  trace (:func:`~jitmagic.measure.pipeline.variants_of`);
-* :func:`~jitmagic.measure.pipeline.measure_prepared`: the wait for another thread's
-  measurement, then the comparison with its parts (orderings, advice, lines), whose
-  rounds :func:`~jitmagic.measure.pipeline.run_comparison` runs.
-"""
+"""Cell or file source → the variants ready to measure, the one path behind the magic and the
+command: :func:`measure_source` (provenance, baseline) → :func:`measure_guarded` (the kernel's
+state guarded) → :func:`measure_cell` → :func:`variants_of_cell` (setup, discovery trace). No
+IPython here."""
 
 from __future__ import annotations
 
@@ -39,10 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..errors import UserCodeError
-from ..errors import exit_before_final_call
-from ..errors import exit_before_measuring
 from ..errors import exit_while_measured
-from ..errors import user_traceback
 from ..interrupts import CtrlCHeld
 from ..measure.pipeline import Prepared
 from ..measure.pipeline import checkpoint
@@ -65,6 +43,7 @@ from ..usercode import mine
 from . import source as cellmod
 from .effects import Watch
 from .effects import effects_undone
+from .prelude import user_raised
 from .prints import printed_note
 from .prints import prints_counted
 from .prints import uncounted
@@ -73,14 +52,12 @@ from .provenance import spell
 from .provenance import stamp
 from .provenance import with_baseline
 
-#: The warning of a result whose side effects were put back as Ctrl-C came (the hold is
-#: :class:`~jitmagic.interrupts.CtrlCHeld`, the one every hold uses).
+#: The warning of a result whose side effects were put back as Ctrl-C came.
 HELD = Ran("put_back_held")
 
 
 def parse(source: str, filename: str | None = None) -> cellmod.ParsedCell:
-    """Parse cell text, or a file's under its ``filename``; a syntax error becomes an
-    ``InputError`` naming the line."""
+    """Parse cell text, or a file's; a syntax error becomes an ``InputError``."""
     try:
         return cellmod.parse_cell(source, filename)
     except SyntaxError as exc:
@@ -93,49 +70,25 @@ def variants_of_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any],
                      bindings: dict[str, Any] | None = None,
                      in_axes: Any = None, check: Checkpoint | None = None,
                      ) -> dict[str, Prepared]:
-    """Run the setup once in a scratch copy of ``namespace`` (plus ``bindings``), find the
-    entry's helpers with one discovery trace (under ``check``: Ctrl-C stops it, its time
-    counts against ``--timeout``), and build both variants over that copy (on one
-    example of the call's batch with ``in_axes``)."""
+    """Run the setup in a scratch copy of ``namespace``, trace once, build both variants."""
     scratch = dict(namespace)
     scratch.update(bindings or {})
     with uncounted():  # it runs once, as the user expects: its prints are not repeats
-        with _raised(cell, f"the {cell.kind} raised before its final call"):
-            cellmod.run_setup(cell, scratch)
-        with _raised(cell, "evaluating the function and arguments of the final call "
-                           "raised (nothing was traced yet)"):
+        with user_raised(f"the {cell.kind} raised before its final call", cell.kind == "file"):
+            exec(compile(cell.setup, cell.filename, "exec"), scratch)
+        with user_raised("evaluating the function and arguments of the final call raised "
+                         "(nothing was traced yet)", cell.kind == "file"):
             fn, call_args, call_kwargs = cellmod.resolve_call(cell, scratch)
-    # A function from an earlier cell reads the kernel's namespace, not the scratch copy:
-    # the swept value is set there too while the variants run, then put back.
+    # an earlier cell's function reads the kernel's namespace: a swept value is set there too
     with check.finding_helpers() if check is not None else contextlib.nullcontext():
         return variants_of(fn, call_args, call_kwargs, name=cellmod.entry_label(cell, fn),
                            nest=nest, bindings=bindings, in_axes=in_axes)
 
 
-@contextlib.contextmanager
-def _raised(cell: cellmod.ParsedCell, what: str) -> Iterator[None]:
-    """The user's exception as ``UserCodeError`` saying ``what`` raised, with their
-    traceback lines only (``sys.exit`` said as such; jitmagic's own errors as they are)."""
-    try:
-        yield
-    except InputError:
-        raise
-    except SystemExit as exc:
-        raise UserCodeError(exit_before_measuring(exc.code) if cell.kind == "file"
-                            else exit_before_final_call(exc.code)) from None
-    except Exception as exc:
-        raise UserCodeError(f"{what}:\n" + user_traceback(exc)) from None
-
-
 def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options, *,
                  bindings: dict[str, Any] | None = None, start: float | None = None,
                  check: Checkpoint | None = None, watch: Watch | None = None) -> Comparison:
-    """Prepare both variants of a parsed source and measure them side by side.
-
-    ``bindings`` (a sweep's value) are set before the setup runs; ``options.sweep``
-    itself is the caller's to run, under one ``check`` for all its values. ``watch`` (a
-    :class:`~.effects.Watch`) is told that the cell's code runs from here.
-    """
+    """Prepare both variants of a parsed source and measure them side by side."""
     start = clocks.wall() if start is None else start
     if watch is not None:  # the cell's code runs from here (a sweep's next value's setup)
         watch.mark(cells=True)
@@ -151,8 +104,7 @@ def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: O
 
 
 def x64_note(args: tuple, kwargs: dict[str, Any]) -> Ran | None:
-    """With ``jax_enable_x64`` on, a note where every floating array argument is 32-bit
-    or narrower (likely made before x64 was turned on): the program is not float64."""
+    """With x64 on, a note where every floating argument is 32-bit or narrower."""
     if not jax.config.values.get("jax_enable_x64"):
         return None
     floats = [np.dtype(x.dtype) for x in jax.tree_util.tree_leaves((args, kwargs))
@@ -167,11 +119,7 @@ def measure_source(cell: cellmod.ParsedCell, namespace: dict[str, Any], options:
                    progress: Draw | None = None, start: float | None = None, *,
                    written: str | None = None, baseline: str | None = None,
                    ) -> Comparison | Sweep:
-    """:func:`measure_guarded`, with provenance recorded (``written``: the options as the
-    user wrote them, else spelled from ``options``) and the diff against the report at
-    ``baseline`` (read first: a bad path fails before anything is measured). A cell's
-    lines leave ``linecache`` after (tracebacks in the result are text by then), so that
-    runs do not pile up there."""
+    """:func:`measure_guarded`, with provenance and the diff against ``baseline``."""
     old = read_baseline(baseline)
     try:
         result = measure_guarded(cell, namespace, options, progress, start)
@@ -189,30 +137,15 @@ def measure_source(cell: cellmod.ParsedCell, namespace: dict[str, Any], options:
 def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
                     progress: Draw | None = None, start: float | None = None,
                     ) -> Comparison | Sweep:
-    """What a front end shows for ``options``: one comparison, or with ``options.sweep``
-    a :class:`~jitmagic.model.sweep.Sweep` of one per value. ``progress`` is told where the
-    measurement is, between timed intervals (nothing with ``options.quiet``).
-
-    What the cell's code changed outside its scratch namespace (:mod:`.effects`: JAX's
-    config, library names, the interpreter's state) is put back after, and the
-    result's warnings say so, say how often the cell ran, and flag a swept name the
-    code never reads. What another thread changed meanwhile, while the cell's code was
-    not running, is left as it is (:class:`~.effects.Watch`), and said.
-
-    Putting it all back cannot be cut half way: Ctrl-C is held from the end of the
-    measurement (:class:`~jitmagic.interrupts.CtrlCHeld`); the result is kept and its warnings
-    say that Ctrl-C came. Where the caller set a ``CtrlCHeld`` of its own before (the
-    magic, which holds Ctrl-C on until it shows the result, as after a Ctrl-C), that one
-    is held, and the caller releases it; otherwise one is released here, once
-    everything is put back."""
+    """One comparison or a sweep, with what the cell's code changed put back after (Ctrl-C held
+    meanwhile) and said."""
     start = clocks.wall() if start is None else start
     check = checkpoint("", options, start, progress)  # measure names the entry
     watch = Watch()
     check.report.draw = watch.drawing(check.report.draw)  # marks stages even with --quiet
     given = CtrlCHeld.current()
     hold = given or CtrlCHeld()
-    # The prints are counted inside: the effects' snapshot and undo see sys.stdout as the
-    # user set it, not the counting wrapper.
+    # prints counted inside: the effects see sys.stdout as the user set it
     with _released(hold, given is None), \
             effects_undone(namespace, watch, process=cell.kind != "file") as undone, \
             prints_counted() as printed, _measured(hold, watch):
@@ -227,9 +160,7 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
 
 def _cell_or_sweep(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
                    start: float, check: Checkpoint, watch: Watch) -> Comparison | Sweep:
-    """The measurement itself, under ``check``: one comparison of the cell, or with
-    ``options.sweep`` one per value, the swept name bound to it. A stop in the one
-    comparison's discovery trace leaves nothing to show: it is a ``KeyboardInterrupt``."""
+    """One comparison, or one per swept value; a stop while finding helpers is a Ctrl-C."""
     if options.sweep is None:
         try:
             return measure_cell(cell, namespace, options, start=start, check=check,
@@ -243,8 +174,7 @@ def _cell_or_sweep(cell: cellmod.ParsedCell, namespace: dict[str, Any], options:
 
 @contextlib.contextmanager
 def _measured(held: CtrlCHeld, watch: Watch) -> Iterator[None]:
-    """Around the measurement, innermost: as it ends (returned or raised), Ctrl-C is
-    held before anything is put back, and ``watch`` sees the last window."""
+    """Innermost: as the measurement ends, Ctrl-C held and the last window watched."""
     try:
         yield
     finally:
@@ -254,9 +184,7 @@ def _measured(held: CtrlCHeld, watch: Watch) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _released(held: CtrlCHeld, release: bool) -> Iterator[None]:
-    """Around everything, outermost: ``held``'s handler is set before the snapshots are
-    taken; once all is put back, the handler there was is back where this call set it
-    (``release``; a caller that set its own before releases it itself)."""
+    """Outermost: ``held``'s handler set first, and put back last where ``release``."""
     held.install()
     try:
         yield
@@ -266,16 +194,14 @@ def _released(held: CtrlCHeld, release: bool) -> Iterator[None]:
 
 
 def traces(result: Comparison | Sweep) -> int:
-    """How many times the entry was traced at least: once to find its helpers, then
-    once per cold run of each variant (checks and later parts trace it more)."""
+    """How many times the entry was traced at least: once to find helpers, once per cold run."""
     points = result.points if isinstance(result, Sweep) else (result,)
     return sum(1 + sum(len(v.samples.get("trace_s", ())) for v in p.variants.values())
                for p in points)
 
 
 def _why_unchanged(result: Sweep, reasons: list[Note]) -> Sweep:
-    """A sweep whose values all built the same program: the reasons the source shows
-    (the name is never read, or assigned first) replace the general warning."""
+    """A sweep that built one program: the source's reasons replace the general warning."""
     if not reasons:
         return result
     general = unchanged_warning(result)
@@ -284,7 +210,6 @@ def _why_unchanged(result: Sweep, reasons: list[Note]) -> Sweep:
 
 
 def _runs_note(cell: cellmod.ParsedCell, result: Comparison | Sweep) -> list[Ran]:
-    """How many times the cell's code ran: side effects in it happened that often."""
     values = len(result.values) if isinstance(result, Sweep) else 1
     if values == 1 or not cell.setup.body:
         return []  # once, as the user expects; or nothing but the call (the line form)
@@ -292,8 +217,7 @@ def _runs_note(cell: cellmod.ParsedCell, result: Comparison | Sweep) -> list[Ran
 
 
 def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[Note]:
-    """Why a swept ``name`` may not reach the measured code: the cell never reads it,
-    or assigns it (at top level) before reading it, so every point measures the same."""
+    """Why a swept ``name`` may not reach the code: never read, or assigned first."""
     tree = ast.Module(body=[*cell.setup.body, ast.Expr(cell.call)], type_ignores=[])
     # On one line a read comes first: `n = n * 2` reads the swept value, then replaces it.
     uses = sorted(_top_level_uses(tree, name), key=lambda u: (u[0][0], u[1] == "store"))
@@ -305,7 +229,6 @@ def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[Note]:
 
 
 def _top_level_uses(tree: ast.Module, name: str) -> list[tuple[tuple[int, int], str]]:
-    """((line, column), "load" or "store") of ``name`` outside function and class bodies."""
     uses: list[tuple[tuple[int, int], str]] = []
     todo: list[ast.AST] = list(tree.body)
     while todo:
@@ -326,6 +249,5 @@ def _top_level_uses(tree: ast.Module, name: str) -> list[tuple[tuple[int, int], 
 
 
 def _read_anywhere(tree: ast.Module, name: str) -> bool:
-    """Whether ``name`` is read anywhere, function bodies included."""
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
                for n in ast.walk(tree))

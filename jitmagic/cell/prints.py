@@ -1,6 +1,5 @@
-"""The lines the measured code prints: counted while it runs (``sys.stdout`` wrapped;
-the setup, which runs once, left out with :func:`uncounted`), for the note that says
-why its output repeats (:func:`printed_note`)."""
+"""The lines the measured code prints, counted while it runs (the setup, which runs once, left
+out), for the note that says why its output repeats."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ class _Counting:
 
 @contextmanager
 def prints_counted() -> Iterator[_Counting]:
-    """``sys.stdout`` wrapped to count the lines printed in the block; put back after
-    (unless the code replaced it in turn: :mod:`~.effects` puts that back)."""
+    """``sys.stdout`` wrapped to count the lines printed in the block; put back after."""
     stream = sys.stdout
     counting = _Counting(stream)
     if stream is not None:  # None (no console): print writes nothing, there is nothing to count
@@ -49,7 +47,6 @@ def prints_counted() -> Iterator[_Counting]:
 
 @contextmanager
 def uncounted() -> Iterator[None]:
-    """Leave what is printed in the block out of :func:`prints_counted`'s count."""
     counting = sys.stdout if isinstance(sys.stdout, _Counting) else None
     if counting is not None:
         counting.paused += 1
@@ -61,5 +58,4 @@ def uncounted() -> Iterator[None]:
 
 
 def printed_note(lines: int, traces: int) -> list[Ran]:
-    """Why the measured code's output repeats: one note, where it printed."""
     return [Ran("printed", lines, traces)] if lines else []

@@ -1,11 +1,5 @@
-"""Provenance and baselines for every front end: what was measured, how, when, by which
-jitmagic, and how it compares with an earlier report (``--baseline``).
-
-:func:`stamp` writes the provenance fields into a result (each point of a sweep);
-:func:`read_baseline` reads ``--baseline`` before anything is measured, so that a bad
-path fails at once; :func:`with_baseline` attaches the diff the report shows under
-its verdict.
-"""
+"""Provenance for every front end (what was measured, how, when, by which jitmagic) and
+``--baseline``'s diff."""
 
 from __future__ import annotations
 
@@ -28,20 +22,16 @@ from ..options.table import OPTION_SPECS
 
 
 def now() -> str:
-    """This moment, ISO 8601 in UTC to the second: ``2026-12-01T12:30:00Z``."""
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def version() -> str:
-    """``jitmagic.__version__``, read from the package already imported (importing it
-    here would make a cycle: the package imports this module's callers lazily)."""
+    """``jitmagic.__version__``, from the package already imported (else a cycle)."""
     return str(sys.modules[__name__.split(".")[0]].__version__)
 
 
 def spell(options: Options, **extra: Any) -> str:
-    """``options`` as the command line would write them (defaults left out):
-    ``Options(repeat=3, nest=("layer",))`` → ``-r 3 --nest layer``. ``extra`` are
-    front-end options given by name (``baseline="old.json"``)."""
+    """``options`` as the command line writes them (``-r 3 --nest layer``), ``extra`` by name."""
     default = Options()
     words: list[str] = []
     for spec in OPTION_SPECS:
@@ -54,7 +44,6 @@ def spell(options: Options, **extra: Any) -> str:
 
 
 def _word(value: Any) -> str:
-    """One option's value as its text: ``("a", "b")`` → ``a,b``; a sweep ``n=1,2``."""
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], tuple) \
             and isinstance(value[0], str):
         return f"{value[0]}={','.join(map(repr, value[1]))}"
@@ -64,9 +53,7 @@ def _word(value: Any) -> str:
 
 
 def entry_source(fn: Any) -> str | None:
-    """The entry's source (``inspect.getsource``: a jitted function's or a partial's
-    wrapped function, a callable object's class), None where Python cannot find it (a
-    builtin, code typed at a plain prompt)."""
+    """The entry's source (its wrapped function's, or its class's); None where there is none."""
     target = inspect.unwrap(getattr(fn, "func", fn)) if callable(fn) else fn
     for candidate in (target, type(target)):  # a callable object: its class's source
         try:
@@ -78,9 +65,7 @@ def entry_source(fn: Any) -> str | None:
 
 def stamp(result: Comparison | Sweep, *, source: str | None, options: str,
           file: str | None = None) -> Comparison | Sweep:
-    """``result`` with its provenance recorded: ``source``, ``file``, ``options`` as
-    written, ``created`` now (a sweep's on the sweep), and ``env["jitmagic"]`` (every
-    point of a sweep: each measured under it)."""
+    """``result`` with its provenance recorded (``env["jitmagic"]`` on every point of a sweep)."""
     created = now()
 
     def versioned(c: Comparison) -> Comparison:
@@ -94,8 +79,7 @@ def stamp(result: Comparison | Sweep, *, source: str | None, options: str,
 
 
 def read_baseline(path: str | os.PathLike | None) -> Comparison | None:
-    """The report ``--baseline`` names (None for none); ``InputError`` saying why it
-    cannot be used (missing, not a report, a sweep), before anything is measured."""
+    """The report ``--baseline`` names (None: none), else an ``InputError`` saying why."""
     if path is None:
         return None
     try:
@@ -107,9 +91,7 @@ def read_baseline(path: str | os.PathLike | None) -> Comparison | None:
 
 
 def with_baseline(result: Comparison | Sweep, old: Comparison | None) -> Comparison | Sweep:
-    """``result`` showing its diff against ``old`` under the verdict (a sweep: its last
-    point's); a baseline of another entry is compared with a warning, since the user
-    named it."""
+    """``result`` showing its diff against ``old`` (a sweep: its last point's)."""
     if old is None:
         return result
     target = result.last if isinstance(result, Sweep) else result

@@ -1,14 +1,4 @@
-"""Cell text → setup code, entry function and call arguments.
-
-A ``%%jitcompare`` cell is ordinary code whose last statement calls the entry
-function: ``model(jnp.ones(128))``. This module splits the text, runs the
-setup in a scratch copy of the user's namespace (never the namespace itself), and
-evaluates the call's arguments there; it only reads the user's namespace. What else
-touches a namespace the user owns is always put back: a helper swapped where it is
-bound while the entry runs (:mod:`jitmagic.measure.discovery.bindings`), a swept value
-set in the kernel's namespace while the variants run (:mod:`.prepare`), and what the
-cell's code itself changed (:mod:`.effects`).
-"""
+"""Cell text → setup code, entry function and call arguments (the user's namespace only read)."""
 
 from __future__ import annotations
 
@@ -27,6 +17,8 @@ from ..errors import did_you_mean
 from ..measure.variants.entry import check_callable
 from ..measure.variants.entry import entry_name
 from ..usercode import user_file
+from .prelude import ends_in_call
+from .prelude import unguarded
 
 USAGE = """\
 %%jitcompare [options]
@@ -65,22 +57,24 @@ class ParsedCell:
 
 
 def parse_cell(source: str, filename: str | None = None) -> ParsedCell:
-    """Parse cell text, or a file's with its real ``filename`` (tracebacks and
-    ``--lines`` then name the file); raise ``SyntaxError`` (with the user's line)
-    or ``CellError``."""
+    """Parse cell text, or a file's with its ``filename``; ``SyntaxError`` or ``CellError``."""
     kind, usage = ("cell", USAGE) if filename is None else ("file", FILE_USAGE)
-    if not _has_code(source):
+    if not any(ln.strip() and not ln.strip().startswith("#") for ln in source.splitlines()):
         raise CellError(f"the {kind} is empty: write code ending in a call of your function."
                         f"\n\n{usage}")
     if filename is None:
         filename = f"<jitcompare-cell-{next(_counter)}>"
-        _register_source(filename, source)
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     try:
         tree = ast.parse(source, filename=filename)
     except ValueError as exc:  # e.g. a null byte: not a SyntaxError, same meaning to the user
         raise CellError(f"the {kind} cannot be parsed as Python: {exc}") from None
     _check_no_top_level_return(tree, kind)
-    body = _unguarded(tree.body, kind)
+    body = unguarded(tree.body)
+    if body is not tree.body and not ends_in_call(body):
+        raise CellError(f"the {kind}'s last statement must call the function to measure: "
+                        "move the call out of the `if __name__ == \"__main__\":` block "
+                        f"(or end that block with it), e.g. `model(x)`.")
     last = body[-1]
     magic = _magic_name(last)
     if magic:
@@ -95,56 +89,21 @@ def parse_cell(source: str, filename: str | None = None) -> ParsedCell:
                     kind)
 
 
-def _unguarded(body: list[ast.stmt], kind: str) -> list[ast.stmt]:
-    """The statements as they run when ``__name__ == "__main__"`` (as in a script, a
-    cell): a final ``if __name__ == "__main__":`` block's body runs after the rest,
-    and must itself end with the call to measure."""
-    guard = body[-1]
-    if not (isinstance(guard, ast.If) and _is_main_test(guard.test)):
-        return body
-    last = guard.body[-1]
-    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
-        raise CellError(f"the {kind}'s last statement must call the function to measure: "
-                        "move the call out of the `if __name__ == \"__main__\":` block "
-                        f"(or end that block with it), e.g. `model(x)`.")
-    return [*body[:-1], *guard.body]
-
-
-def _is_main_test(test: ast.expr) -> bool:
-    """``__name__ == "__main__"`` (either way round)."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq)):
-        return False
-    return {ast.unparse(test.left), ast.unparse(test.comparators[0])} == {"__name__",
-                                                                          "'__main__'"}
-
-
 def as_numbered(cell: str, code: str) -> str:
-    """``code`` (IPython's ``transform_cell`` of a ``%%`` magic's ``cell`` body) below as
-    many empty lines as the notebook's cell shows above it: the magic's own line, and the
-    blank lines ``transform_cell`` drops. Compiled so, every line the code names (a
-    traceback, a ``--lines`` row, a captured constant, a cause, a ledger) is the line
-    number the notebook shows, the ``%%`` line being line 1. ``transform_cell`` keeps one
-    line for each line after the first code line (a ``%time`` or ``!ls`` line becomes
-    one call), so the count holds to the cell's end."""
+    """``code`` below as many empty lines as the notebook shows above it, so lines are numbered as
+    there."""
     blank = cell[:len(cell) - len(cell.lstrip())]
     return "\n" * (1 + blank.count("\n")) + code
 
 
 def split_line(line: str) -> tuple[str, str]:
-    """Split a line magic's text into (options, call): the call is the first
-    whitespace-separated suffix that parses as a Python call expression."""
+    """A line magic's text → (options, the first suffix that parses as a call)."""
     for m in itertools.chain([None], re.finditer(r"\s+", line)):
         start = 0 if m is None else m.end()
         rest = line[start:].strip()
         if rest and _is_call(rest):
             return line[:start].strip(), rest
     return line.strip(), ""
-
-
-def run_setup(cell: ParsedCell, namespace: dict[str, Any]) -> None:
-    """Run the cell's setup statements in ``namespace`` (a scratch copy)."""
-    exec(compile(cell.setup, cell.filename, "exec"), namespace)
 
 
 def resolve_call(cell: ParsedCell, namespace: dict[str, Any]) -> tuple[Any, tuple, dict]:
@@ -172,8 +131,7 @@ def resolve_call(cell: ParsedCell, namespace: dict[str, Any]) -> tuple[Any, tupl
 
 
 def entry_label(cell: ParsedCell, fn: Any) -> str:
-    """How the report names the entry: as written, ``grad(loss)`` for a transformation
-    assigned to a name, ``model.__call__`` for a callable instance of the user's class."""
+    """How the report names the entry: as written, or ``grad(loss)``, ``model.__call__``."""
     written = cell.entry
     shown = entry_name(fn)
     if "(" in shown and "(" not in written:
@@ -187,15 +145,13 @@ def entry_label(cell: ParsedCell, fn: Any) -> str:
 
 
 def _root_name(node: ast.expr) -> str | None:
-    """The first name an entry expression looks up (``model`` in ``model.apply``)."""
     while isinstance(node, ast.Attribute | ast.Subscript):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
 
 
 def _magic_name(stmt: ast.stmt) -> str | None:
-    """``%time`` for a statement IPython made of ``%time model(x)``
-    (``get_ipython().run_line_magic('time', ...)``), else None."""
+    """``%time`` for a statement IPython made of ``%time model(x)``, else None."""
     call = stmt.value if isinstance(stmt, ast.Expr | ast.Assign) else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and call.func.attr in ("run_line_magic", "run_cell_magic") and call.args
@@ -206,7 +162,6 @@ def _magic_name(stmt: ast.stmt) -> str | None:
 
 
 def _check_no_top_level_return(tree: ast.Module, kind: str = "cell") -> None:
-    """A ``return`` outside any function parses but cannot run: say so plainly."""
     todo: list[ast.AST] = list(tree.body)
     while todo:
         node = todo.pop()
@@ -226,17 +181,7 @@ def _is_call(text: str) -> bool:
     return isinstance(tree.body, ast.Call)
 
 
-def _has_code(source: str) -> bool:
-    return any(line.strip() and not line.strip().startswith("#") for line in source.splitlines())
-
-
-def _register_source(filename: str, source: str) -> None:
-    """Let tracebacks through the cell show the user's lines."""
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-
-
 def _statement_kind(node: ast.stmt) -> str:
-    """``an assignment``, ``a for loop``: a statement as a person names it."""
     names = {"Assign": "an assignment", "AugAssign": "an assignment", "AnnAssign":
              "an assignment", "For": "a for loop", "While": "a while loop", "If": "an if",
              "FunctionDef": "a function definition", "ClassDef": "a class definition",

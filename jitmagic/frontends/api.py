@@ -1,11 +1,5 @@
-"""The Python front end: ``jitmagic.compare``, ``jitmagic.sweep`` and ``jitmagic.advise``.
-
-Each is its measuring function (:mod:`jitmagic.measure`) with progress drawn on
-stderr, as a script's user expects; ``progress=False`` (or ``quiet=True``) is
-silence, and a callable gets each :class:`~jitmagic.model.progress.Progress`.
-``compare`` records its provenance (the entry's source, the keywords spelled as
-options) and, with ``baseline=PATH``, shows its diff against that report.
-"""
+"""The Python front end: ``jitmagic.compare``, ``sweep`` and ``advise``, with progress on
+stderr."""
 
 from __future__ import annotations
 
@@ -38,15 +32,12 @@ from ..options.keywords import options_of
 from .stderr_progress import drawer
 from .stderr_progress import drawing
 
-#: The options :func:`sweep` uses: every option of ``compare`` but ``sweep`` itself
-#: (the swept name and values are its first arguments); :func:`compare`'s docstring
-#: lists the same (its ``sweep=`` is refused, saying to call :func:`sweep`).
+#: Every option of ``compare`` but ``sweep`` (:func:`sweep`'s first arguments).
 SWEEP_TAKES = tuple(f.name for f in dataclasses.fields(Options) if f.name != "sweep")
 
 
 @contextmanager
 def _drawn(progress: bool | Draw, quiet: bool = False) -> Iterator[Draw | None]:
-    """What draws progress while measuring (stderr for ``True``), finished after."""
     with drawing(drawer(not quiet and progress)) as draw:
         yield draw
 

@@ -1,10 +1,5 @@
-"""Notebook cells named as IPython names them, for the reports a shell shows.
-
-In a kernel a cell's code lives in a temporary file (``/tmp/ipykernel_…/2775376519.py``);
-IPython's own tracebacks say ``Cell In[12]`` instead, through its compiler's
-``format_code_name``. The ``--lines`` tables and a ledger's places (``%%jitwatch``, a
-watch block) name their files the same way, here.
-"""
+"""Notebook cells named as IPython names them (``Cell In[12]``, not the kernel's temporary file) in
+the ``--lines`` tables and a ledger's places."""
 
 from __future__ import annotations
 
@@ -22,8 +17,7 @@ THIS_CELL = "this %%jitcompare cell"
 
 
 def cell_label(shell: Any, file: str) -> str | None:
-    """How IPython names ``file`` (``Cell In[12]``), or the magic's own cell; None for
-    a file of another kind (a module of the user's keeps its path)."""
+    """How IPython names ``file`` (``Cell In[12]``); None for another kind of file."""
     if file.startswith(CELL_PREFIXES[0]):
         return THIS_CELL
     named = getattr(getattr(shell, "compile", None), "format_code_name", None)
@@ -32,8 +26,7 @@ def cell_label(shell: Any, file: str) -> str | None:
 
 
 def with_cell_names(result: Any, shell: Any) -> Any:
-    """``result`` with its ``--lines`` tables, or a ledger's places, naming notebook cells
-    as IPython does (a ledger as it was where no shell runs)."""
+    """``result`` with its tables, or a ledger's places, naming cells as IPython does."""
     if isinstance(result, Ledger):
         return result if shell is None else _ledger_labelled(result, shell)
     if isinstance(result, Lines):
@@ -53,9 +46,6 @@ def _labelled(lines: Lines, shell: Any) -> Lines:
 
 
 def _ledger_labelled(ledger: Ledger, shell: Any) -> Ledger:
-    """``ledger`` with the places in notebook cells named as IPython names them (``Cell
-    In[3]:2``, not the kernel's temporary file); the watched cell's own lines stay
-    ``line N``."""
     def named(site: str | None) -> str | None:
         if not site or ":" not in site:
             return site

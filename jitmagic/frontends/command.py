@@ -61,8 +61,7 @@ from ..render.bundle import text
 from . import launcher
 from .notebook_progress import progress_for
 from .output import check_endings
-from .output import checked_path
-from .output import distinct
+from .output import checked_reports
 from .saving import write_outputs
 from .saving import wrote
 from .script.crashes import staged
@@ -95,8 +94,6 @@ from .stderr_progress import drawing
 
 DEMO_HTML = "jitmagic-demo.html"
 
-
-
 EXIT_CODES = f"""\
 exit status:
   {MEASURED}  measured (and every report written)
@@ -125,8 +122,7 @@ every compile a script causes, and why (python -m jitmagic watch --help):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command's parser: its file, then the comparison's options the command takes
-    (the one table's rows, :func:`jitmagic.options.table.specs_for`)."""
+    """The command's parser: its file, then the comparison's options the command takes."""
     parser = _Parser(prog="python -m jitmagic", description=__doc__,
                                      epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -140,22 +136,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with ``Did you mean --vmap (not --vamp)?`` and the options listed after
-    an unknown option, as the magic says."""
+    """argparse, with ``Did you mean --vmap (not --vamp)?`` after an unknown option."""
 
     def error(self, message: str) -> NoReturn:
-        """As argparse's own: the usage, then the message, and :data:`USAGE`."""
         self.print_usage(sys.stderr)
         self.exit(USAGE, f"{self.prog}: error: {with_option_hint(message, self)}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; return the exit status (see :data:`EXIT_CODES`).
-
-    A Ctrl-C wherever no stage of the measurement or of showing its result handles it
-    (the file's own lines, putting the result together) ends it with one line and 130;
-    so does a second Ctrl-C within :data:`~jitmagic.measure.sampling.stops.ABANDON_S`
-    seconds of the first, wherever each landed (:class:`~.script.process.Presses`)."""
+    """Run the command; return the exit status (:data:`EXIT_CODES`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     held_while_importing("jax")  # wherever the file imports it
     if argv[:1] == ["diff"]:  # python -m jitmagic diff OLD.json NEW.json
@@ -177,37 +166,30 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check_target(args: argparse.Namespace) -> None:
-    """``--target``'s refusals, before the user's code runs: with ``--processes``, and
-    without libtpu (:func:`cpu_only_for_target`, which also keeps JAX on the CPU)."""
+    """``--target``'s refusal of ``--processes``; and JAX to start its CPU backend only (unless
+    ``JAX_PLATFORMS``): libtpu would print its warnings on a machine with no TPU."""
     if args.target and args.processes is not None:
         raise InputError("--target compiles for the TPU in this one process and runs "
                          "nothing, so it cannot take --processes (several processes in "
                          "lockstep): leave it out")
-    cpu_only_for_target(args)
+    if args.target and "JAX_PLATFORMS" not in os.environ:
+        os.environ["JAX_PLATFORMS"] = "cpu"
 
 
 def _checked_outputs(args: argparse.Namespace) -> str | None:
-    """The environment, the report paths and ``--target`` checked before anything is
-    measured (``InputError`` where one is wrong); the script's absolute path, None for
-    the demo."""
-    ignored = launcher.check_environment()
-    if ignored:
+    """Everything checked before measuring; the script's absolute path (None: the demo)."""
+    if ignored := launcher.check_environment():
         print(f"jitmagic: {ignored}", file=sys.stderr)
     given = {"--save": args.save, "--html": args.html, "--trace": args.trace}
-    args.save, args.html, args.trace = (checked_path(p, o) for o, p in given.items())
     _check_target(args)
     script = None if args.file == "demo" else os.path.abspath(args.file)
-    distinct({"the script": script, "--save": args.save, "--html": args.html,
-              "--trace": args.trace})
-    distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
+    checked_reports(args, script)
     check_endings(given)  # as the watch's (after a device, a folder, one file twice)
     return script
 
 
 def _measured_and_shown(argv: list[str], presses: Presses) -> int:
-    """:func:`main` once the options are read: measure, then :func:`present`."""
-    script_args = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args, script_args = _parsed(argv)
     if args.file == "demo" and args.html is None and not (args.jax or args.bisect):
         args.html = DEMO_HTML
     try:
@@ -241,17 +223,8 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
 
 def present(result: Comparison | Sweep, args: argparse.Namespace,
             pressed: float | None = None) -> int:
-    """Write the reports, then print the text, under the one stop rule of
-    :class:`~jitmagic.frontends.showing.Showing`; the exit status (see :data:`EXIT_CODES`).
-
-    A Ctrl-C while the HTML report's charts are drawn writes it without them, and
-    says so; one while a report is written leaves that report out (a file there
-    before is as it was), the rest still happens, and the status is 130. A second
-    Ctrl-C prints the text table and one line, and ends with 130: ``pressed`` (a
-    ``time.monotonic()``) is when the last Ctrl-C before showing came, so that one
-    within :data:`~jitmagic.measure.sampling.stops.ABANDON_S` seconds of it is the
-    second. With several processes only process 0 writes and prints.
-    """
+    """Write the reports, then print the text, under :class:`~.showing.Showing`'s stop rule; the
+    exit status."""
     if not current().leader:
         return MEASURED
     showing = Showing(check=Checkpoint(abandon_message=ABANDONED_SHOWING, pressed_at=pressed))
@@ -281,9 +254,7 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
 
 def _shown(result: Comparison | Sweep, args: argparse.Namespace,
            written: list[str] | None = None) -> tuple[str, list[str]]:
-    """The text the command prints, at a glance to the terminal's width or in full
-    (``-v``), and the lines of ``written`` (the reports written) left to print: the
-    glance names the HTML report on its last line, so that line is not printed twice."""
+    """The text printed, and the lines of ``written`` not already in it."""
     left, page = list(written or []), wrote("--html", args.html) if args.html else None
     html_path = None
     if page in left:
@@ -296,19 +267,8 @@ def _shown(result: Comparison | Sweep, args: argparse.Namespace,
 
 
 def entry() -> None:
-    """The command as a process (``python -m jitmagic``, the ``jitmagic`` script): exit
-    with :func:`main`'s status. After a Ctrl-C (status 130) XLA may still be compiling
-    in a thread of its own, and the interpreter's shutdown then crashes the process
-    (a segmentation fault); a process of several that failed would wait (minutes) in
-    JAX's shutdown for the others, which the launcher (or the cluster) ends once this
-    one is gone: so these end at once, their output
-    flushed, their reports already written whole.
-
-    A Ctrl-C as the process ends (its threads joined, exit functions run: JAX's waits
-    for its runtime) ends it at once with one line and 130
-    (:data:`~.script.process.ENDED`); the last exit function ignores Ctrl-C (the
-    interpreter's own teardown would restore the default action, and die by SIGINT), so
-    that the process never ends by a signal or with a traceback."""
+    """The command as a process: exit with :func:`main`'s status, at once where XLA may still
+    compile in a thread, never by a signal."""
     forgiving_stderr()  # a crash in native code: Python's traceback, at least
     try:
         watched = supervised(sys.argv[1:])  # measured in a child; a crash there said
@@ -329,25 +289,13 @@ def entry() -> None:
 
 
 def _status(exc: Exception) -> int:
-    """The exit status for a failure: cannot write, usage, or the user's code raised."""
     if isinstance(exc, CannotWriteError):
         return CANNOT_WRITE
     return USAGE if isinstance(exc, InputError) else RAISED
 
 
-def cpu_only_for_target(args: argparse.Namespace) -> None:
-    """With ``--target`` and no ``JAX_PLATFORMS`` of the user's, this process's JAX starts
-    its CPU backend only: nothing runs on a device there, and with libtpu installed JAX
-    would otherwise start libtpu too, which prints its warnings (accelerator type,
-    worker hostnames) above the report on a machine with no TPU. The command's own
-    process ends with the run; a notebook's setting is the user's and is left alone."""
-    if args.target and "JAX_PLATFORMS" not in os.environ:
-        os.environ["JAX_PLATFORMS"] = "cpu"
-
-
 def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison | Sweep:
-    """:func:`run` with ``sys.argv`` as the script would see it (``[FILE.py, *script_args]``)
-    and ``sys.path`` restored after; the script's ``sys.exit`` becomes ``UserCodeError``."""
+    """:func:`run` under the script's ``sys.argv``; its ``sys.exit`` a ``UserCodeError``."""
     path, argv = list(sys.path), sys.argv
     sys.argv = [args.file, *script_args]
     try:
@@ -359,11 +307,7 @@ def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison
 
 
 def run(args: argparse.Namespace) -> Comparison | Sweep:
-    """Measure the file (or the demo) as the magic measures a cell.
-
-    The file's leading lines run first, before anything imports jax (see
-    :mod:`~jitmagic.cell.prelude`); the rest runs as the setup of a cell.
-    """
+    """Measure the file (or the demo) as the magic measures a cell."""
     start = clocks.wall()
     options = Options.from_namespace(args)
     source, namespace = load_target(args.file)
@@ -374,8 +318,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     spawn = None if args.processes else fresh.for_command(
         Entry(__name__, measure_in_child.__name__), args.file, sys.argv[1:], options)
     prelude = run_prelude(source, filename or "<demo>", namespace, swept)
-    # jax not imported by the file's lines: nothing can have started its backend (where
-    # jax is not imported, `imported` assumes the worst)
+    # jax not imported by the file's lines: nothing can have started its backend
     started = prelude.backend_started and prelude.imported_by != "jitmagic"
     if prelude.imported_by == "jitmagic":
         prelude.imported("jitmagic")  # the import below
@@ -399,19 +342,9 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
 
 
 def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
-    """A child's entry (:mod:`jitmagic.measure.children`): measure as ``python -m
-    jitmagic *inputs["argv"]`` does, in this process, and return the result as the saved
-    report's dict (``Comparison.to_dict()``: what ``--save`` writes, ``jitmagic.load``
-    reads). ``--jax`` runs it in each release's Python
-    (:mod:`.script.releases`); a cold sample in a fresh process (issue 60: every cache
-    of the process cold, on a TPU too) is the same call: ``run_child(Entry(command.__name__,
-    "measure_in_child"), {"argv": [...]}, python=...)``. The cell and its arguments are
-    rebuilt from the file's source as the command does (:func:`run`). Reports are the
-    parent's (``--save``, ``--html``, ``--jax`` dropped), nothing is drawn (the stage
-    file still says where it is), and a ``--sweep`` is refused (one comparison)."""
-    argv = list(inputs["argv"])
-    script_args = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = build_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    """A child's entry (``--jax``): measure as ``python -m jitmagic *argv`` does, returning the
+    report's dict."""
+    args, script_args = _parsed(list(inputs["argv"]))
     args.save = args.html = args.jax = args.bisect = args.trace = None
     args.quiet = True
     if args.sweep:
@@ -420,9 +353,14 @@ def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
         return run_isolated(args, script_args).to_dict()
 
 
+def _parsed(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The command's options, and the script's own arguments (after ``--``)."""
+    cut = argv.index("--") if "--" in argv else len(argv)
+    return build_parser().parse_args(argv[:cut]), argv[cut + 1:]
+
+
 def _options_said(options: Options, args: argparse.Namespace) -> str:
-    """The options as the report's ``made … with`` line says them (``--processes N`` first,
-    in a process the launcher started)."""
+    """The options as the report's ``made … with`` line says them (``--processes N`` first)."""
     said = spell(options, baseline=args.baseline)
     found = launcher.place()
     return f"--processes {found[1]} {said}".rstrip() if found and found[1] > 1 else said

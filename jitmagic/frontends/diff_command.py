@@ -13,7 +13,6 @@ exit status is the same.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from ..render.diff import gate_failures
 from ..render.diff import gate_notes
 from ..render.diff import text
 from ..render.ledger import diff_text as ledger_diff_text
+from .script.streams import show
 from .statuses import MEASURED
 from .statuses import REGRESSED
 from .statuses import USAGE
@@ -69,8 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _ratio(option: str) -> Callable[[str], float]:
-    """argparse's reader of ``option``'s RATIO (:func:`~jitmagic.model.diff.gate_ratio`):
-    a bad one is a usage error (status 2) saying what to write."""
+    """argparse's reader of ``option``'s RATIO (a bad one: status 2, saying why)."""
     def read(text: str) -> float:
         try:
             return gate_ratio(text, option)
@@ -80,11 +79,8 @@ def _ratio(option: str) -> Callable[[str], float]:
 
 
 def _bare_flag(argv: list[str]) -> list[str]:
-    """``argv`` with each gate's RATIO joined to it (``--fail-on-slower=-inf``), so that
-    argparse hands even a negative or non-finite one to :func:`_ratio` to be refused by
-    name, and the default RATIO written after a bare ``--fail-on-slower`` that a path
-    follows (``diff --fail-on-slower OLD.json NEW.json``: a word ending ``.json`` or
-    naming a file), which argparse would otherwise read as the ratio."""
+    """``argv`` with each gate's RATIO joined to it, and a bare ``--fail-on-slower`` before a path
+    given its default."""
     out: list[str] = []
     words = iter(enumerate(argv))
     for i, word in words:
@@ -100,7 +96,6 @@ def _bare_flag(argv: list[str]) -> list[str]:
 
 
 def _number(text: str) -> bool:
-    """Whether ``text`` reads as a number (then it is the RATIO, good or bad), not a path."""
     try:
         float(text)
     except ValueError:
@@ -109,7 +104,6 @@ def _number(text: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    """Compare the two reports; the exit status of :data:`EXIT_CODES`."""
     args = build_parser().parse_args(_bare_flag(argv))  # argparse exits 2 on bad usage
     try:
         d = diff_any(args.old, args.new, force=args.force)
@@ -117,44 +111,15 @@ def main(argv: list[str]) -> int:
         print(f"jitmagic diff: {exc}", file=sys.stderr)
         return USAGE
     if isinstance(d, LedgerDiff):  # two ledgers: a gate fails where NEW recompiles more
-        printed(ledger_diff_text(d))
+        show([ledger_diff_text(d)])
         gated = args.fail_on_slower is not None or args.fail_on_larger is not None
         return REGRESSED if gated and d.more_again else MEASURED
-    printed(text(d, args.verbose))
+    show([text(d, args.verbose)])
     return verdict(d, args.fail_on_slower, args.fail_on_larger)
 
 
-def printed(report: str) -> bool:
-    """Print ``report`` to stdout; False where the reader closed the pipe early
-    (``| head``): then the printing ends quietly, stdout pointed at the null device so
-    that the interpreter's own flush at exit finds nothing to fail on, and the exit
-    status is still the diff's. A character stdout cannot encode (a C locale) is
-    replaced, not raised. (The measuring command's ``show`` does the same; it is not
-    imported from there, which imports this module.)"""
-    stream = sys.stdout
-    if stream is None:
-        return False
-    reconfigure = getattr(stream, "reconfigure", None)
-    if callable(reconfigure) and getattr(stream, "errors", "strict") == "strict":
-        with contextlib.suppress(ValueError, OSError):
-            reconfigure(errors="replace")
-    try:
-        print(report, file=stream)
-        stream.flush()
-    except BrokenPipeError:
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, stream.fileno())
-            os.close(devnull)
-        return False
-    return True
-
-
 def verdict(d: Diff, slower: float | None, larger: float | None = None) -> int:
-    """1 (and one line on stderr per stage or figure that fails) when a stage of NEW is
-    slower by at least ``slower`` or a structure figure at least ``larger`` times OLD's
-    (each gate only where given), or NEW measured nothing and a gate is given; else 0
-    (where a gate is given and nothing was compared, a line on stderr says so)."""
+    """1 where a given gate fails (each failure on stderr), else 0."""
     failed = gate_failures(d, slower, larger)
     for line in failed + gate_notes(d, slower, larger):
         print(f"jitmagic diff: {line}", file=sys.stderr)

@@ -1,28 +1,7 @@
-"""``python -m jitmagic --processes N FILE.py``: N processes on this machine, in lockstep.
-
-The launcher starts N copies of the command (``python -m jitmagic FILE.py [options]``),
-each told by :data:`ENV` which process it is and where process 0's coordinator listens
-(a free loopback port), by :data:`LAUNCHER_ENV` the launcher's process id (a process
-whose parent is not that process was not started by it: the variables were left in its
-environment, and are ignored), and by :data:`MEASURED_ENV` the file it creates once it
-has measured. Each child joins the others with ``jax.distributed.initialize``
-(CPU collectives through gloo) right after the file's leading lines have run
-(:mod:`~jitmagic.cell.prelude`: ``XLA_FLAGS`` set there still counts) and before
-the rest of the file builds any array, then measures in lockstep
-(:mod:`~jitmagic.measure.sampling.lockstep`). Process 0 shows the report and writes ``--save`` and
-``--html``; the others print nothing, their output kept in a log the launcher shows
-should they fail.
-
-The launcher watches its children: once one ends with a failure (an exit status other
-than 0 or 4, or a signal) the rest get :data:`GRACE_S` seconds to end on their own, then
-are killed (SIGKILL: JAX catches SIGTERM), and the message names the process and its
-status, which the launcher ends with too (128 + N for a signal N). One that ends well
-before it has measured (its own code ended it: ``os._exit(0)``), while others still wait
-for it, is named at once and the rest are killed then. Ctrl-C is passed on to the
-children (each stops at its next barrier, and process 0 shows what was measured); a
-second Ctrl-C, or :data:`INTERRUPT_GRACE_S` seconds, kills them. A child never outlives
-the launcher (Linux: it gets SIGKILL when the launcher dies).
-"""
+"""``python -m jitmagic --processes N FILE.py``: N copies of the command on this machine, joined by
+``jax.distributed`` and measuring in lockstep; process 0 shows and writes the report. One that
+fails ends the rest (its status the launcher's), Ctrl-C is passed on, and a child never outlives
+the launcher."""
 
 from __future__ import annotations
 
@@ -47,37 +26,19 @@ from .statuses import MEASURED
 from .statuses import RAISED
 from .statuses import killed_by
 
-#: How a child learns its place: ``"PROCESS_ID/NUM_PROCESSES@HOST:PORT"``.
-ENV = "JITMAGIC_PROCESS"
-#: The launcher's process id, in each child: where it is not the child's parent, the
-#: variables were left in the environment (exported, inherited by a process the file
-#: started), not set by a launcher for this process: they are ignored.
-LAUNCHER_ENV = "JITMAGIC_LAUNCHER"
-#: The file a child creates once it has measured (its ``run`` returned): one that ends
-#: without it while others wait ended early.
-MEASURED_ENV = "JITMAGIC_MEASURED"
-#: The launcher's variables, as it sets them in each child.
+#: A child's place (:data:`ENV_FORM`), the launcher's pid, the file made once measured.
+ENV, LAUNCHER_ENV, MEASURED_ENV = "JITMAGIC_PROCESS", "JITMAGIC_LAUNCHER", "JITMAGIC_MEASURED"
 VARIABLES = (ENV, LAUNCHER_ENV, MEASURED_ENV)
-#: What :data:`ENV` holds, as its messages say it.
 ENV_FORM = "PROCESS_ID/NUM_PROCESSES@HOST:PORT, e.g. 1/2@127.0.0.1:4321"
 #: Processes allowed per core (more only time-share the cores further).
 PER_CORE = 4
-#: Seconds the other children get to end by themselves once one has failed.
-GRACE_S = 5.0
-#: Seconds the children get to stop at their next barrier after Ctrl-C.
-INTERRUPT_GRACE_S = 30.0
-#: Seconds the others may run on once process 0 has finished (they end with it).
-AFTER_LEADER_S = 60.0
-#: How often the launcher looks at its children (seconds).
-POLL_S = 0.05
-#: Lines of a failed child's log shown under the message.
-LOG_LINES = 15
-#: Seconds a child waits for the others to join (``initialization_timeout``).
-JOIN_TIMEOUT_S = 60
+#: Seconds to end once one failed, to stop after Ctrl-C, to run on after process 0, to join.
+GRACE_S, INTERRUPT_GRACE_S, AFTER_LEADER_S, JOIN_TIMEOUT_S = 5.0, 30.0, 60.0, 60
+#: How often the launcher looks at its children (seconds); log lines shown of a failed one.
+POLL_S, LOG_LINES = 0.05, 15
 
 
 def most_processes() -> int:
-    """The most processes ``--processes`` takes here: cores × :data:`PER_CORE`."""
     return (os.cpu_count() or 1) * PER_CORE
 
 
@@ -91,17 +52,13 @@ def check_count(n: int) -> int:
 
 
 def is_child() -> bool:
-    """Whether this process was started by the launcher: :data:`ENV` is set, and
-    :data:`LAUNCHER_ENV` names this process's parent."""
+    """Whether the launcher started this process: :data:`ENV` set, its parent named."""
     return bool(os.environ.get(ENV)) and os.environ.get(LAUNCHER_ENV, "").strip() \
         == str(os.getppid())
 
 
 def check_environment() -> str | None:
-    """The launcher's variables checked, before anything runs: in a process the launcher
-    started, ``InputError`` (exit status 2) for an :data:`ENV` it cannot have written;
-    elsewhere a line saying they are ignored (None: none is set). An unusable
-    ``JITMAGIC_LOCKSTEP_TIMEOUT`` is an ``InputError`` wherever it is set."""
+    """The launcher's variables checked before anything runs; a line where they are ignored."""
     _check_timeout()
     if is_child():
         place()  # raises for a value the launcher did not write
@@ -115,7 +72,6 @@ def check_environment() -> str | None:
 
 
 def _check_timeout() -> None:
-    """``InputError`` for a ``JITMAGIC_LOCKSTEP_TIMEOUT`` that is not a number of seconds."""
     from ..measure.sampling.lockstep import TIMEOUT_ENV
     from ..measure.sampling.lockstep import TIMEOUT_S
 
@@ -133,19 +89,15 @@ def _check_timeout() -> None:
 
 
 def refuse(args: Any, source: str | None) -> None:
-    """``InputError`` for what cannot run under ``--processes`` (checked before any child
-    starts): the options not measured in lockstep, and a file that initializes
-    ``jax.distributed`` itself (the launcher does: never twice)."""
+    """``InputError`` for options not measured in lockstep, and a file that joins itself."""
     from ..measure.sampling.lockstep import refuse_unshared
 
-    vmap = args.vmap or args.batch is not None or args.in_axes is not None
-    if vmap:
+    if args.vmap or args.batch is not None or args.in_axes is not None:
         raise InputError("--vmap (and --batch, --in-axes) cannot be used with --processes: "
                          "splitting a batch across processes is not built; measure the "
                          "orderings in one process")
     refuse_unshared(args, args.processes)
-    line = source and initializes(source)
-    if line:
+    if line := source and initializes(source):
         raise InputError(f"{args.file} calls jax.distributed.initialize itself (line {line}), "
                          "and --processes initializes each process it starts: remove that "
                          "call to use --processes, or start the processes yourself and run "
@@ -153,9 +105,7 @@ def refuse(args: Any, source: str | None) -> None:
 
 
 def initializes(source: str) -> int | None:
-    """The line of the first ``jax.distributed.initialize(...)`` call in ``source``, however
-    the file imported it (``from jax import distributed as dist``, ``from
-    jax.distributed import initialize``)."""
+    """The line of the first ``jax.distributed.initialize(...)`` call in ``source``."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -183,9 +133,7 @@ def initializes(source: str) -> int | None:
 
 
 def launch(count: int, argv: list[str]) -> int:
-    """Run the command with ``argv`` in ``count`` processes; the exit status: process 0's
-    when all ended well (0, or 4 for a measurement stopped early), else the status of
-    the first to fail (see :func:`watch`)."""
+    """Run the command in ``count`` processes; the exit status (:func:`watch`)."""
     port = free_port()
     logs = Path(tempfile.mkdtemp(prefix="jitmagic-processes-"))
     children = [start(i, count, port, argv, logs) for i in range(count)]
@@ -199,16 +147,13 @@ def launch(count: int, argv: list[str]) -> int:
 
 
 def free_port() -> int:
-    """A TCP port on loopback that nothing listens on now (for process 0's coordinator)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
 class Child:
-    """One started process: its index, its ``Popen``, its log (None for process 0,
-    whose output is the launcher's own), and the file it creates once it has measured
-    (None: not known, taken as measured)."""
+    """One started process: its index, ``Popen``, log (None for 0) and measured file."""
 
     def __init__(self, index: int, popen: subprocess.Popen, log: Path | None,
                  measured: Path | None = None):
@@ -222,7 +167,6 @@ class Child:
         return self.status not in (None, *ENDED_WELL)
 
     def measured(self) -> bool:
-        """Whether it has said it measured (:data:`MEASURED_ENV`)."""
         return self._measured is None or self._measured.exists()
 
     def exit_status(self) -> int:
@@ -233,7 +177,6 @@ class Child:
         return killed_by(-code) if code < 0 else code
 
     def describe(self) -> str:
-        """``process 1 exited with status 3`` / ``process 1 was killed by SIGABRT``."""
         code = self.status
         if code is not None and code < 0:
             return f"process {self.index} was killed by {_signal_name(-code)}"
@@ -256,8 +199,7 @@ def _signal_name(number: int) -> str:
 
 
 def start(index: int, count: int, port: int, argv: list[str], logs: Path) -> Child:
-    """Start process ``index`` of ``count``: the command with ``argv``, in its own session
-    (the terminal's Ctrl-C reaches the launcher only, which passes it on)."""
+    """Start process ``index`` of ``count`` in its own session (Ctrl-C reaches the launcher)."""
     measured = logs / f"process-{index}.measured"
     env = {**os.environ, ENV: f"{index}/{count}@127.0.0.1:{port}",
            LAUNCHER_ENV: str(os.getpid()), MEASURED_ENV: str(measured)}
@@ -279,11 +221,7 @@ def _die_with_parent() -> None:
 
 
 def watch(children: list[Child]) -> int:
-    """Wait for the children; once one fails, give the rest :data:`GRACE_S`, kill them and
-    say which failed and how (:func:`failure`); once one ends well before it has
-    measured while others still run, kill them at once and say so (:func:`ended_early`).
-    Returns the exit status: process 0's where all ended well (4 for a measurement
-    stopped early, as one process says), else the first failure's."""
+    """Wait for the children, until one fails or ends early; the exit status."""
     leader, done_at = children[0], None
     while True:
         failed = [c for c in children if c.failed()]
@@ -307,37 +245,31 @@ def watch(children: list[Child]) -> int:
 
 
 def failure(children: list[Child], first: Child) -> int:
-    """One child failed: the others get :data:`GRACE_S` to end (process 0 then says why in
-    its own words), then are killed; the message names the first to fail, and its
-    status is the launcher's (an ``os._exit(3)`` there is 3 here, not 1)."""
+    """One child failed: the others get :data:`GRACE_S`, then are killed; its status."""
     wait_all(children, GRACE_S)
-    running = [c.index for c in children if c.status is None]
-    kill(children)
-    stopped = f"; stopped processes {', '.join(map(str, running))}" if running else ""
-    print(f"jitmagic: {first.describe()}{stopped}", file=sys.stderr)
-    if first.tail():
-        print(first.tail(), file=sys.stderr)
+    _stopped(children, first)
     return first.exit_status()
 
 
 def ended_early(children: list[Child], first: Child) -> int:
-    """One child ended well before it had measured (its own code ended it) while others
-    still run: they would wait for it at their next barrier until its timeout, so they are
-    killed now; the message names it and its status. The status is :data:`RAISED`."""
-    running = [c.index for c in children if c.status is None]
-    kill(children)
-    stopped = f"; stopped processes {', '.join(map(str, running))}" if running else ""
-    print(f"jitmagic: {first.describe()} before it had measured (its own code ended it, "
-          f"while the others waited for it){stopped}", file=sys.stderr)
-    if first.tail():
-        print(first.tail(), file=sys.stderr)
+    """One child ended before it had measured, while others wait for it: all killed."""
+    _stopped(children, first, " before it had measured (its own code ended it, while the "
+                              "others waited for it)")
     return RAISED
 
 
+def _stopped(children: list[Child], first: Child, why: str = "") -> None:
+    """Kill the children still running, and say which ended ``first`` (``why``), with its log."""
+    running = [c.index for c in children if c.status is None]
+    kill(children)
+    stopped = f"; stopped processes {', '.join(map(str, running))}" if running else ""
+    print(f"jitmagic: {first.describe()}{why}{stopped}", file=sys.stderr)
+    if first.tail():
+        print(first.tail(), file=sys.stderr)
+
+
 def interrupted(children: list[Child]) -> int:
-    """Ctrl-C: pass it on, give the children :data:`INTERRUPT_GRACE_S` to stop at their next
-    barrier (a second Ctrl-C kills them at once); process 0's status where all ended well
-    (4: it showed what was measured), else 130."""
+    """Ctrl-C, passed on: :data:`INTERRUPT_GRACE_S` to stop, then killed; the status."""
     for c in children:
         if c.status is None:
             with contextlib.suppress(ProcessLookupError):
@@ -354,7 +286,6 @@ def interrupted(children: list[Child]) -> int:
 
 
 def wait_all(children: list[Child], seconds: float) -> None:
-    """Wait until every child has ended, or ``seconds`` have passed."""
     end = time.monotonic() + seconds
     while any(c.status is None for c in children) and time.monotonic() < end:
         time.sleep(POLL_S)
@@ -372,9 +303,7 @@ def kill(children: list[Child]) -> None:
 
 
 def place() -> tuple[int, int, str] | None:
-    """(process id, process count, coordinator address) from :data:`ENV`; None outside a
-    process the launcher started (:func:`is_child`), ``InputError`` for a value it
-    cannot have written."""
+    """(process id, count, coordinator address) from :data:`ENV`; None outside a child."""
     if not is_child():
         return None
     value = os.environ[ENV].strip()
@@ -392,8 +321,7 @@ def place() -> tuple[int, int, str] | None:
 
 
 def note_measured() -> None:
-    """In a process the launcher started, once it has measured: create the file
-    :data:`MEASURED_ENV` names, so that its end is not taken for an early one."""
+    """In a child, once it has measured: create the file :data:`MEASURED_ENV` names."""
     path = os.environ.get(MEASURED_ENV)
     if path and is_child():
         with contextlib.suppress(OSError):
@@ -401,9 +329,7 @@ def note_measured() -> None:
 
 
 def join(backend_started: bool) -> bool:
-    """In a started child, before the rest of the file runs: join the other processes
-    (``jax.distributed.initialize``, CPU collectives through gloo); whether it joined.
-    Nothing outside the launcher, nor for one process."""
+    """In a child, before the file's arrays: join the others; whether it joined."""
     found = place()
     if found is None or found[1] == 1:
         return False

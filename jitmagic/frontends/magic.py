@@ -1,12 +1,5 @@
-"""The ``%jitcompare`` / ``%%jitcompare`` magic: parse → measure → present.
-
-Only this module knows about IPython's magic machinery; the measuring is in
-:mod:`jitmagic.measure`, the pictures in :mod:`jitmagic.render`, and the options
-(shared with ``python -m jitmagic``) in :mod:`jitmagic.options`. A cell's code is
-compiled with its lines numbered as the notebook numbers them (the ``%%jitcompare`` line
-is line 1: :func:`~jitmagic.cell.source.as_numbered`), so every line a report or an error
-names is the one the notebook shows.
-"""
+"""The ``%jitcompare`` / ``%%jitcompare`` magic: parse → measure → present (only this module knows
+IPython's magic machinery)."""
 
 from __future__ import annotations
 
@@ -57,8 +50,7 @@ from . import command
 from .cell_names import with_cell_names
 from .notebook_progress import NotebookProgress
 from .notebook_progress import progress_for
-from .output import checked_path
-from .output import distinct
+from .output import checked_reports
 from .output import unquoted
 from .saving import not_written
 from .saving import write_outputs
@@ -72,9 +64,7 @@ from .stderr_progress import drawing
 
 
 def options_of(tool: str) -> Callable[[Any], Any]:
-    """Decorate ``tool``'s magic with every option it takes
-    (:func:`jitmagic.options.table.specs_for`), in the one table's order: ``%jitcompare?`` and
-    ``%jitwatch?`` list what their commands' ``--help`` list."""
+    """Decorate ``tool``'s magic with every option it takes, as its ``--help`` lists them."""
     def decorate(func: Any) -> Any:
         for option in reversed(specs_for(tool, MAGIC)):
             func = argument(*option.flags, **argument_keywords(option, tool))(func)
@@ -83,21 +73,17 @@ def options_of(tool: str) -> Callable[[Any], Any]:
 
 
 def _no_call(line: str) -> str:
-    """What a line magic without a call should have been."""
     last = line.split()[-1] if line.split() else ""
     if last.isidentifier():
         return (f"`{last}` is not a call: the line form measures one call, e.g. "
                 f"`%jitcompare {line[: len(line) - len(last)]}{last}(x)`.")
-    broken = _broken_call(line)
-    if broken is not None:
-        return broken
-    return ("%jitcompare measures the call written after it, e.g. `%jitcompare model(x)`; "
-            "to measure the code of a cell, put `%%jitcompare` (two %) on its first line.")
+    return _broken_call(line) or (
+        "%jitcompare measures the call written after it, e.g. `%jitcompare model(x)`; to "
+        "measure the code of a cell, put `%%jitcompare` (two %) on its first line.")
 
 
 def _broken_call(line: str) -> str | None:
-    """The syntax error of a call that does not parse (``g(x``), from its first word that
-    is not an option and opens a bracket; None where there is none."""
+    """The syntax error of a call that does not parse (``g(x``), or None."""
     found = re.search(r"(?:^|\s)([^\s-]\S*\(.*)$", line)
     if found is None:
         return None
@@ -127,8 +113,7 @@ class JitCompareMagics(Magics):
         assert self.shell is not None  # register() gives the magics their shell
         if {"--jax", "--bisect"} & set(line.replace("=", " ").split()):  # a child a release
             return self._releases(line, cell)
-        # Ctrl-C from the end of the measurement until the result is shown is held: what
-        # the cell changed is put back whole, and the result is shown as after a Ctrl-C.
+        # Ctrl-C held from the measurement's end until the result is shown
         held = CtrlCHeld()
         try:
             held.install()  # as usual until the measurement ends: measure_source holds it
@@ -150,8 +135,6 @@ class JitCompareMagics(Magics):
 
     def _measured(self, line: str, cell: str | None, start: float,
                   ) -> tuple[Comparison | Sweep, argparse.Namespace, Any]:
-        """(the result, the options, the progress display) of the magic's ``line`` and
-        ``cell``."""
         assert self.shell is not None
         if cell is None:
             line, call = cellmod.split_line(line)
@@ -163,12 +146,7 @@ class JitCompareMagics(Magics):
         try:
             args = self._parse_options(line)
             options = Options.from_namespace(args)
-            # before measuring (the cell may chdir), and never one file for both
-            args.save = checked_path(args.save, "--save")
-            args.html = checked_path(args.html, "--html")
-            args.trace = checked_path(args.trace, "--trace")
-            distinct({"--save": args.save, "--html": args.html, "--trace": args.trace})
-            distinct({"--baseline": args.baseline, "--html": args.html})  # --save may update it
+            checked_reports(args)  # before measuring: the cell may chdir
             with drawing(progress_for(options, self.shell)) as progress:
                 result = measure_source(parse(source), self.shell.user_ns, options, progress,
                                         start, written=line.strip(), baseline=args.baseline)
@@ -179,8 +157,8 @@ class JitCompareMagics(Magics):
         return with_cell_names(result, self.shell), args, progress
 
     def _releases(self, line: str, cell: str | None) -> Releases | Bisection | None:
-        """``--jax``: the cell under each release (:func:`.script.releases.of_cell`), the
-        report printed; the line form is refused (:data:`.script.releases.LINE_FORM`)."""
+        """``--jax``/``--bisect``: the cell under each release, the report printed; the line
+        form is refused."""
         if cell is None:
             raise UsageError(LINE_FORM)
         args = self._parse_options(line)
@@ -210,17 +188,14 @@ class JitCompareMagics(Magics):
 
     def _present(self, result: Comparison | Sweep, args: argparse.Namespace,
                  progress: Any, held: CtrlCHeld) -> None:
-        """Show the result, then save it (:func:`present`)."""
         present(result, args, lambda showing, shown: self._show(result, args, progress,
                                                                   showing, shown),
                 lambda r: text(r, verbose=args.verbose, width=columns()), held)
 
     def _show(self, result: Comparison | Sweep, args: argparse.Namespace, progress: Any,
               showing: Showing, shown: list[bool]) -> None:
-        """The result, in the progress display where there is one (so that a saved
-        notebook keeps the result alone). No widget: a saved notebook reopened without
-        its kernel would show "model not found" for it (the ``--vmap`` section folds its
-        details in plain HTML instead)."""
+        """The result, in the progress display where there is one (a saved notebook keeps the
+        result alone)."""
         data = charted(lambda plot: bundle(result, plot=plot, verbose=args.verbose,
                                            width=columns()), showing, not args.no_plot)
         if showing.stopped:  # between parts Ctrl-C is only noted: this takes no time
@@ -233,13 +208,8 @@ class JitCompareMagics(Magics):
 def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
             show: Callable[[Showing, list[bool]], None], text_of: Callable[[Any], str],
             held: CtrlCHeld | None = None, said: Callable[[str, str], str] = wrote) -> None:
-    """Show ``result`` (``show(showing, shown)``, which sets ``shown[0]`` once it is on
-    screen), then save it, under the one stop rule of
-    :class:`~jitmagic.frontends.showing.Showing`: a Ctrl-C while the charts are drawn
-    shows the tables without them (and says so), and the result is still saved and
-    returned; a second Ctrl-C shows at least its text (``text_of``), saves the result
-    where its saving had not begun, then raises one line. A Ctrl-C ``held`` since the
-    measurement ended counts as one at the start of showing. Both magics show so."""
+    """Show ``result``, then save it, under :class:`~.showing.Showing`'s stop rule: a second Ctrl-C
+    shows at least its text, saves what had not begun, then raises one line."""
     showing, shown = Showing.after(held.last if held else None), [False]
     begun: list[str] = []  # the reports whose writing began
     try:
@@ -264,9 +234,7 @@ def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
 
 def charted(make: Callable[[bool], dict[str, str]], showing: Showing,
             plot: bool = True) -> dict[str, str]:
-    """``make(plot)``, the bundle a magic shows: its charts an optional part of
-    ``showing`` (a Ctrl-C while they are drawn makes it without them); without ``plot``,
-    text and tables only, which take no time to stop (Ctrl-C is only noted)."""
+    """``make(plot)``, its charts an optional part of ``showing``."""
     if not plot:
         return make(False)
     data: dict[str, str] = showing.part("the charts", lambda: make(True),
@@ -275,39 +243,31 @@ def charted(make: Callable[[bool], dict[str, str]], showing: Showing,
 
 
 def columns() -> int:
-    """The columns of the terminal the text is shown in (a notebook's kernel has none:
-    :func:`shutil.get_terminal_size`'s ``COLUMNS``, else 80)."""
+    """The columns of the terminal (a kernel has none: ``COLUMNS``, else 80)."""
     return shutil.get_terminal_size().columns
 
 
 class CellInterrupted(KeyboardInterrupt):
-    """The magic's ``KeyboardInterrupt``: still one (it stops a notebook's Run All), shown
-    by IPython as its one line, ``KeyboardInterrupt: <why>``, without the magic's frames
-    (IPython asks an exception for ``_render_traceback_`` before drawing a traceback)."""
+    """The magic's ``KeyboardInterrupt``, shown by IPython as one line."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"KeyboardInterrupt: {self}"]
 
 
 def _said(written: list[str], failures: list[str]) -> None:
-    """Say where each report was written, and on stderr why each other one was not (the
-    result stays shown)."""
+    """Say where each report was written, and on stderr why each other one was not."""
     for line in written:
         print(line)
     for failure in failures:
         print(f"jitmagic: {failure}", file=sys.stderr)
 
 
-#: Results the magic showed during the cell that is running (by id, as records are not
-#: hashable). A cell ending in ``%%jitcompare -o`` returns the result, which IPython then
-#: displays as the cell's value: :func:`display_comparison` skips it so the report
-#: appears once; after the cell the set is emptied, so ``r`` shown later shows in full.
+#: The ids of the results shown in the running cell (``-o`` returns them to IPython).
 _just_shown: set[int] = set()
 
 
 def shown_in_this_cell(result: Comparison | Sweep | Ledger) -> None:
-    """Note that a magic has shown ``result``: IPython's display of it as the cell's value
-    (``-o``) then shows nothing more."""
+    """Note that a magic showed ``result``: its display as the cell value adds nothing."""
     _just_shown.add(id(result))
 
 #: The records the magics return (``%%jitwatch -o`` a ledger).
@@ -315,8 +275,7 @@ RESULTS = (Comparison, Sweep, Ledger)
 
 
 def display_comparison(result: Comparison | Sweep | Ledger) -> None:
-    """How IPython displays a result (a ``Comparison``, a ``Sweep``): its bundle, unless
-    the magic has shown this very result in the running cell already."""
+    """How IPython displays a result: its bundle, unless the magic showed it in this cell."""
     if id(result) in _just_shown:
         _just_shown.discard(id(result))
         return
@@ -330,7 +289,6 @@ def _forget_shown(*_: Any) -> None:
 
 
 def register(ipython: Any) -> None:
-    """Register the magics and the display of their results (``%load_ext jitmagic``)."""
     ipython.register_magics(JitCompareMagics)
     for record in RESULTS:
         ipython.display_formatter.ipython_display_formatter.for_type(record, display_comparison)
@@ -338,7 +296,6 @@ def register(ipython: Any) -> None:
 
 
 def unregister(ipython: Any) -> None:
-    """Undo :func:`register` (``%unload_ext jitmagic``)."""
     for kind in ("line", "cell"):
         ipython.magics_manager.magics[kind].pop("jitcompare", None)
     for record in RESULTS:

@@ -1,11 +1,5 @@
-"""Progress as the front ends draw it: a notebook display updated in place, or stderr.
-
-In a notebook (a kernel) one display is updated in place and then turned into the
-result (or emptied where there is none), so a saved notebook keeps exactly the result
-and no progress; in a terminal IPython
-and in ``python -m jitmagic`` progress goes to stderr
-(:class:`~jitmagic.frontends.stderr_progress.StderrProgress`).
-"""
+"""Progress in a notebook: one display updated in place, then turned into the result (or emptied),
+so a saved notebook keeps the result and no progress; elsewhere stderr."""
 
 from __future__ import annotations
 
@@ -32,13 +26,11 @@ class NotebookProgress:
             self.handle.update(data, raw=True)
 
     def close(self, finished: bool = True) -> None:
-        """Empty the display (until the result takes it, or for good after an error): the
-        progress is not kept."""
+        """Empty the display (until the result takes it): the progress is not kept."""
         if self.handle is not None:
             self.handle.update({"text/plain": ""}, raw=True)
 
     def show(self, data: dict[str, str]) -> bool:
-        """Turn the display into the result ``data``; False where there is no display."""
         if self.handle is None:
             return False
         self.handle.update(data, raw=True)
@@ -46,7 +38,6 @@ class NotebookProgress:
 
 
 def progress_for(options: Options, shell: Any = None) -> NotebookProgress | StderrProgress | None:
-    """What draws progress: nothing with ``--quiet``; a display under a kernel; else stderr."""
     if options.quiet:
         return None
     if getattr(shell, "kernel", None) is not None:

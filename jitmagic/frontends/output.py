@@ -1,17 +1,11 @@
-"""Where the front ends write reports: checked before anything is measured, and
-written without a traceback when the disk says no.
-
-A path is made absolute when the options are read (``~`` and ``~user`` expanded):
-the cell or script may change the working folder before the report is written.
-Only a regular file, or a new one, is written (:mod:`jitmagic.model.saved.files`): a
-FIFO, a device (``/dev/null``, ``/dev/stdout``), a socket or a folder is refused
-up front, naming the path as it was given.
-"""
+"""Where the front ends write reports: checked before anything is measured, and written without a
+traceback."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 from ..errors import CannotWriteError
 from ..errors import InputError
@@ -22,16 +16,14 @@ QUOTES = ("'", '"')
 
 
 def unquoted(value: str | None) -> str | None:
-    """``value`` without the one pair of quotes around it (``"my report.json"``), as a
-    shell would read it; anything else as it is."""
+    """``value`` without one pair of quotes around it, as a shell reads it."""
     if value and len(value) >= 2 and value[0] == value[-1] and value[0] in QUOTES:
         return value[1:-1]
     return value
 
 
 def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
-    """``path`` absolute, ``~`` expanded, after checking a report can be written there
-    (``None`` stays ``None``); ``CannotWriteError`` naming ``option`` if not."""
+    """``path`` absolute, once a report can be written there; else ``CannotWriteError``."""
     if path is None:
         return None
     try:
@@ -40,10 +32,17 @@ def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
         raise CannotWriteError(f"{option} {os.fspath(path)}: {exc}") from None
 
 
+def checked_reports(args: Any, script: str | None = None) -> None:
+    """``--save``, ``--html`` and ``--trace`` checked writable, and no two reports one file."""
+    args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
+    args.trace = checked_path(args.trace, "--trace")
+    distinct({"the script": script, "--save": args.save, "--html": args.html,
+              "--trace": args.trace})
+    distinct({"--baseline": args.baseline, "--html": args.html})
+
+
 def distinct(paths: dict[str, str | None]) -> None:
-    """``InputError`` where two of ``paths`` (the script, ``--save``, ``--html``,
-    ``--baseline``) name the same file: a report would overwrite the other one, the
-    baseline or the script itself."""
+    """``InputError`` where two of ``paths`` name one file (a report would overwrite the other)."""
     seen: dict[str, str] = {}
     for option, path in paths.items():
         if path is None:
@@ -55,18 +54,17 @@ def distinct(paths: dict[str, str | None]) -> None:
         seen[real] = option
 
 
-def write_report(write: Callable[[str], object], path: str, option: str) -> None:
-    """``write(path)``, with a failure (disk full, folder removed meanwhile) turned
-    into ``CannotWriteError`` naming ``option``."""
+def write_report(write: Callable[[str], object], path: str, option: str) -> bool:
+    """``write(path)``, then True; a failure (disk full, folder gone) a ``CannotWriteError``."""
     try:
         write(path)
     except (OSError, ValueError) as exc:
         raise CannotWriteError(f"cannot write {option} {path}: {_reason(exc)}") from None
+    return True
 
 
 def _reason(exc: OSError | ValueError) -> str:
-    """Why a write failed (``[Errno 28] No space left on device``), without a file name:
-    the message names the target already, and never a temporary file."""
+    """Why a write failed (``[Errno 28] No space left on device``), with no file name."""
     if isinstance(exc, OSError) and exc.strerror:
         return str(OSError(exc.errno, exc.strerror))
     return str(exc)
@@ -77,10 +75,7 @@ ENDINGS = {"--save": ".json", "--html": ".html", "--trace": ".json"}
 
 
 def check_endings(paths: dict[str, str | None], named: str = "report") -> None:
-    """``InputError`` where a path given to ``--save`` or ``--html`` does not end as the
-    file it writes does (checked before the run: a ledger or a measurement made is never
-    lost to it). The watch and the comparison's command refuse alike, each example
-    ``named`` for what it writes ("report", "ledger")."""
+    """``InputError`` where a ``--save``/``--html`` path does not end as its file."""
     for option, path in paths.items():
         ending = ENDINGS.get(option)
         if path is not None and ending and not path.lower().endswith(ending):

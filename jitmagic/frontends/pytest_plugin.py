@@ -1,32 +1,7 @@
-"""jitmagic's pytest plugin: compile-time regression tests, after pytest-benchmark's fashion.
-
-Installed with jitmagic (the ``pytest11`` entry point ``jitmagic``), or loaded with
-``-p jitmagic.frontends.pytest_plugin``. A test asks for the ``jitcompare`` fixture and calls it
-as ``jitmagic.compare``::
-
-    def test_model_compiles_fast(jitcompare):
-        c = jitcompare(model, x, repeat=3)
-        assert c.flat.ok
-
-``--jitmagic-save=DIR`` writes each test's report to ``DIR/<name>.json``
-(:func:`report_name`: the node id made readable, and a hash of it, so that no two tests
-share a file; a second write of one name in a session is refused) and says at the end
-where, and how many (under pytest-xdist, what every worker saved);
-``--jitmagic-compare=DIR`` diffs each against the one saved there and prints a table at
-the end of the session. Where both name one folder, each report is compared before it is
-saved, and one that fails a gate does not replace its baseline (else a second run would
-pass the same regression against itself).
-Two gates fail the test that made the report (pytest counts it failed, with a message
-naming what and by how much): ``--jitmagic-fail-on-slower[=RATIO]`` (default 1.2) when a
-stage got significantly slower, by the one rule, by at least RATIO;
-``--jitmagic-fail-on-larger=RATIO`` when a structure figure (jaxpr equations, StableHLO
-bytes, nested jit calls, ...) is at least RATIO times the baseline's. A bad folder or
-RATIO, or a gate without ``--jitmagic-compare``, is a usage error before any test runs.
-``--jitmagic-disable`` (as ``--benchmark-disable`` does) keeps the tests and drops the
-timing: each call measures one round (``repeat=1, number=1``, whatever the test asks),
-and nothing is saved, compared or gated, which the session's summary says.
-Nothing imports jax until a test calls the fixture.
-"""
+"""jitmagic's pytest plugin, after pytest-benchmark's fashion: the ``jitcompare`` fixture is
+``jitmagic.compare``, its reports saved (``--jitmagic-save``), compared with a baseline
+(``--jitmagic-compare``) and gated (``--jitmagic-fail-on-slower``/``-larger``), or all dropped
+(``--jitmagic-disable``). Nothing imports jax until a test calls the fixture."""
 
 from __future__ import annotations
 
@@ -57,14 +32,8 @@ from ..model.saved.files import check_target
 from ..model.saved.schema import ReportSchemaError
 from ..render.diff import gate_failures
 
-#: The longest report file name written (a parametrised id can be very long), a call
-#: index past the 999th aside.
-MAX_NAME = 150
-#: Hex digits of the node id's hash in a report's name (40 bits: two tests of one suite
-#: sharing a name by chance is as good as impossible, and it would be refused).
-HASH_DIGITS = 10
-#: The readable part of a name: what :data:`MAX_NAME` leaves beside the hash, a call
-#: index and ``.json``.
+#: The longest report file name; the hash's hex digits (a clash by chance is refused).
+MAX_NAME, HASH_DIGITS = 150, 10
 READABLE = MAX_NAME - 1 - HASH_DIGITS - 4 - len(".json")
 
 
@@ -76,24 +45,11 @@ def measure(fn: Callable, /, *args: Any, **options: Any) -> Comparison:
     return compare(fn, *args, **options)
 
 
-def _readable(nodeid: str, limit: int) -> str:
-    """``nodeid`` with every run of characters other than letters, digits, ``.``, ``_``
-    and ``-`` made one ``_``, cut to ``limit`` characters."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid).strip("_.")[:limit] or "test"
-
-
 def report_name(nodeid: str, index: int = 0) -> str:
-    """The file a test's report is saved as, one of its own:
-    ``<readable id>-<hash>[-<call>].json``.
-
-    The readable id is the node id escaped (:func:`_readable`, cut to :data:`READABLE`
-    characters), which alone could be another test's (``[a/b]``, ``[a:b]`` and ``[a b]``
-    escape alike, and so do two long ids cut where they still agree); the hash is of the
-    whole node id (:data:`HASH_DIGITS` hex digits of its SHA-256), so two tests never
-    share a name. The fixture's second call in one test adds ``-2``, its third ``-3``.
-    """
+    """A test's report file: ``<readable id>-<hash of the id>[-<call>].json``."""
     digest = hashlib.sha256(nodeid.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{_readable(nodeid, READABLE)}-{digest[:HASH_DIGITS]}" \
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid).strip("_.")[:READABLE] or "test"
+    return f"{readable}-{digest[:HASH_DIGITS]}" \
            f"{f'-{index + 1}' if index else ''}.json"
 
 
@@ -104,11 +60,7 @@ def _who(nodeid: str, index: int) -> str:
 
 @dataclass
 class BaselineCheck:
-    """One report of the session against its baseline (``diff`` None: none to compare);
-    ``reported`` once its gate failures have failed its test; ``kept`` where it failed a
-    gate against a baseline in the folder it would be saved to, so was not saved over it.
-    ``reports`` are (OLD, NEW) where compared: a pytest-xdist worker hands them to the
-    controller, which diffs them again for its table."""
+    """One report against its baseline (``diff`` None: none compared)."""
 
     test: str
     name: str
@@ -121,9 +73,7 @@ class BaselineCheck:
 
 @dataclass
 class Reports:
-    """What the plugin keeps for a session: the options, every report's outcome and the
-    names saved. Safe to use from several threads (a test may call the fixture from
-    threads of its own): the bookkeeping is done under one lock."""
+    """What the plugin keeps for a session, under one lock (tests may use threads)."""
 
     save_dir: Path | None
     compare_dir: Path | None
@@ -145,13 +95,7 @@ class Reports:
             and _same(self.save_dir, self.compare_dir)
 
     def record(self, nodeid: str, index: int, c: Comparison) -> None:
-        """Compare ``c`` with its baseline, then save it, as the options ask: compared
-        first, so that one folder given to both options is compared, then replaced; where
-        ``c`` fails a gate against it there, the baseline is kept and ``c`` not saved (a
-        rerun of the same regression must fail again, not pass against itself).
-
-        ``CannotWriteError`` (failing the test) where another report of this session was
-        saved under its name, or the report cannot be written."""
+        """Compare ``c`` with its baseline, then save it (not over a baseline it fails)."""
         name = report_name(nodeid, index)
         if self.save_dir is not None:
             with self.lock:
@@ -176,15 +120,11 @@ class Reports:
                 self.saved += 1
 
     def failures(self, o: BaselineCheck) -> list[str]:
-        """What fails the gates in ``o``, a line each (none without a baseline)."""
-        if o.diff is None:
-            return []
-        return gate_failures(o.diff, self.slower_ratio, self.larger_ratio)
+        return [] if o.diff is None else \
+            gate_failures(o.diff, self.slower_ratio, self.larger_ratio)
 
     def unreported(self, nodeid: str) -> str | None:
-        """The message that fails test ``nodeid``: its reports' gate failures not yet
-        reported (then marked reported), a line each (the first is what pytest's short
-        summary shows), then the baselines compared with; None where nothing failed."""
+        """The message that fails test ``nodeid`` (None: nothing failed), said once."""
         lines, against, kept = [], [], False
         with self.lock:
             mine = [o for o in self.outcomes if o.test == nodeid and not o.reported]
@@ -202,13 +142,11 @@ class Reports:
                                                                if kept else [])])
 
     def kept(self) -> list[BaselineCheck]:
-        """The reports not saved over the baseline they failed (one folder for both)."""
         with self.lock:
             return [o for o in self.outcomes if o.kept]
 
     def handed(self) -> str:
-        """What a pytest-xdist worker hands the controller (JSON): how many reports it
-        saved, and each outcome with the reports it compared."""
+        """What a pytest-xdist worker hands the controller, as JSON."""
         with self.lock:
             outcomes = [{"test": o.test, "name": o.name, "problem": o.problem, "kept": o.kept,
                          "reports": None if o.reports is None
@@ -216,8 +154,7 @@ class Reports:
             return json.dumps({"saved": self.saved, "outcomes": outcomes})
 
     def take(self, handed: str) -> None:
-        """A worker's :meth:`handed`, added to this (the controller's) session: its count,
-        and its outcomes, each diffed again from the reports it compared."""
+        """A worker's :meth:`handed` added to the controller's session, each pair diffed again."""
         data = json.loads(handed)
         taken = []
         for o in data["outcomes"]:
@@ -237,7 +174,6 @@ KEPT = ("(its baseline is kept: a report that fails its gate is not saved over i
 
 
 def _clash(path: Path, earlier: tuple[str, int], now: tuple[str, int]) -> str:
-    """Why a report is refused: ``earlier`` saved one of its name in this session."""
     again = " (the same test run twice in one session: --keep-duplicates, or a plugin " \
             "that reruns tests)" if earlier == now else ""
     return (f"jitmagic: refusing to save the report of {_who(*now)} as {path}: the report "
@@ -246,8 +182,7 @@ def _clash(path: Path, earlier: tuple[str, int], now: tuple[str, int]) -> str:
 
 
 def compared(test: str, name: str, c: Comparison, folder: Path) -> BaselineCheck:
-    """``c`` against its baseline ``folder / name``, or why it is not compared: there is
-    none, it cannot be read, or it measured another function."""
+    """``c`` against ``folder / name``, or why it is not compared."""
     baseline = folder / name
     if not baseline.exists():
         return BaselineCheck(test, name, problem=f"no baseline {baseline}")
@@ -264,6 +199,8 @@ def compared(test: str, name: str, c: Comparison, folder: Path) -> BaselineCheck
 
 
 KEY = pytest.StashKey[Reports]()
+#: The options of the two gates.
+GATES = ("--jitmagic-fail-on-slower", "--jitmagic-fail-on-larger")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -290,21 +227,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Read the options; a bad RATIO or folder is a usage error (pytest exits 4) saying
-    what to write, before any test runs. ``--jitmagic-disable`` turns every other option
-    off (they may stand in ``addopts``), and the summary names them."""
+    """Read the options; a bad RATIO or folder is a usage error before any test runs."""
     if config.getoption("jitmagic_disable"):
-        ignored = tuple(o for o in ("--jitmagic-save", "--jitmagic-compare",
-                                    "--jitmagic-fail-on-slower", "--jitmagic-fail-on-larger")
+        ignored = tuple(o for o in ("--jitmagic-save", "--jitmagic-compare", *GATES)
                         if config.getoption(o[2:].replace("-", "_")) is not None)
         config.stash[KEY] = Reports(None, None, None, disabled=ignored)
         return
-    slower = _gate(config, "--jitmagic-fail-on-slower")
-    larger = _gate(config, "--jitmagic-fail-on-larger")
-    save_dir = _folder(config, "jitmagic_save")
-    compare_dir = _folder(config, "jitmagic_compare")
-    given = [o for o, ratio in (("--jitmagic-fail-on-slower", slower),
-                                ("--jitmagic-fail-on-larger", larger)) if ratio is not None]
+    slower, larger = (_gate(config, option) for option in GATES)
+    save_dir, compare_dir = _folder(config, "jitmagic_save"), _folder(config, "jitmagic_compare")
+    given = [o for o, ratio in zip(GATES, (slower, larger), strict=True) if ratio is not None]
     if given and compare_dir is None:  # a gate that could never fail
         raise pytest.UsageError(
             f"{' and '.join(given)} judge each report against a baseline's: give the "
@@ -318,9 +249,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _check_compare(folder: Path, save_dir: Path | None) -> None:
-    """``pytest.UsageError`` unless ``folder`` is a folder that can be read; one that does
-    not exist is allowed only as the ``--jitmagic-save`` folder too (a baseline compared
-    and saved in place, from its first run: every test then has none)."""
+    """``pytest.UsageError`` unless ``folder`` can be read (or is also the save folder)."""
     option = "--jitmagic-compare"
     if not folder.exists():
         if save_dir is not None and _same(folder, save_dir):
@@ -340,9 +269,7 @@ def _check_compare(folder: Path, save_dir: Path | None) -> None:
 
 
 def _check_save(folder: Path) -> None:
-    """``pytest.UsageError`` unless ``folder`` is, or can be made, a folder a report can
-    be written into (a file, a system path or a folder that refuses a file is refused
-    before any test runs, not after each has measured)."""
+    """``pytest.UsageError`` unless a report can be written into ``folder``."""
     option = "--jitmagic-save"
     if folder.exists() and not folder.is_dir():
         raise pytest.UsageError(f"{option}={folder}: it is a file, not a folder; give a "
@@ -350,9 +277,8 @@ def _check_save(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         check_target(folder / ".jitmagic-check.json")
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".jitmagic-", suffix=".tmp")
-        os.close(fd)
-        os.remove(probe)
+        with tempfile.TemporaryFile(dir=folder, prefix=".jitmagic-"):
+            pass
     except ValueError as exc:
         raise pytest.UsageError(f"{option}={folder}: {exc}") from None
     except OSError as exc:
@@ -362,13 +288,10 @@ def _check_save(folder: Path) -> None:
 
 
 def _same(a: Path, b: Path) -> bool:
-    """Whether ``a`` and ``b`` name one folder (either may not exist yet)."""
     return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _gate(config: pytest.Config, option: str) -> float | None:
-    """The RATIO given to ``option`` (None if not given), checked by
-    :func:`~jitmagic.model.diff.gate_ratio`."""
     value = config.getoption(option.lstrip("-").replace("-", "_"))
     if value is None:
         return None
@@ -386,8 +309,7 @@ def _folder(config: pytest.Config, name: str) -> Path | None:
 
 @pytest.fixture
 def jitcompare(request: pytest.FixtureRequest) -> Callable[..., Comparison]:
-    """``jitcompare(fn, *args, **options)``: ``jitmagic.compare`` (no progress drawn),
-    its report saved or compared as the ``--jitmagic-*`` options say."""
+    """``jitmagic.compare`` with no progress, its report saved or compared as asked."""
     session = request.config.stash[KEY]
     calls = [0]
 
@@ -407,13 +329,7 @@ def jitcompare(request: pytest.FixtureRequest) -> Callable[..., Comparison]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """A gate failure (``--jitmagic-fail-on-slower``, ``--jitmagic-fail-on-larger``) fails
-    the test whose report it is, as pytest counts failures ("1 failed"), with a message
-    naming each stage or figure, NEW's and OLD's values and the ratio.
-
-    Judged when the test's call ends (a report made in teardown: when teardown ends,
-    which pytest counts an error); a test that failed or was skipped already keeps its
-    own outcome, and its reports are not judged again later."""
+    """A gate failure fails the test whose report it is, unless it failed already."""
     report = yield
     if call.when == "setup" or KEY not in item.config.stash:
         return report
@@ -425,8 +341,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """On a pytest-xdist worker: hand the controller what this worker saved and compared
-    (its own summary is never shown), so the session's summary counts every worker's."""
+    """On a pytest-xdist worker: hand the controller what this worker saved and compared."""
     handed = getattr(session.config, "workeroutput", None)
     state = session.config.stash.get(KEY, None)
     if handed is not None and state is not None:
@@ -435,8 +350,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    """On pytest-xdist's controller: a worker's reports, counted and tabled with the
-    others (a worker that crashed hands nothing: its reports are not counted)."""
+    """On pytest-xdist's controller: a worker's reports, counted with the others."""
     handed = getattr(node, "workeroutput", {}).get("jitmagic")
     state = node.config.stash.get(KEY, None)
     if handed is not None and state is not None:
@@ -445,8 +359,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
                             config: pytest.Config) -> None:
-    """The table of every report against its baseline, and the regressions that fail;
-    then where the reports were saved, and how many (as pytest-benchmark says it)."""
+    """The table of every report against its baseline, then where the reports were saved."""
     from ..render.diff import summary_lines
 
     state = config.stash.get(KEY, None)

@@ -1,11 +1,5 @@
-"""Reports written to files: ``jitmagic.save`` in the format its file name asks for,
-and the ``--save``/``--html`` files of the command and the magic.
-
-``.json`` is the report itself (``jitmagic.load`` reads it back, a diff compares it);
-``.html`` is the page the magic shows, self-contained (its charts embedded, nothing
-fetched from a network), for a notebook report or a CI artefact. Any other name is
-refused with a sentence, never written in a format it does not say.
-"""
+"""Reports written to files: ``jitmagic.save``, and the ``--save``/``--html`` files of the front
+ends."""
 
 from __future__ import annotations
 
@@ -41,12 +35,7 @@ FORMATS = {".json": "the JSON report (jitmagic.load reads it back)",
 
 def save(result: Comparison | Sweep | Lines | Ledger | Advice | Attribution,
          path: str | os.PathLike) -> None:
-    """Write ``result`` to ``path``: JSON for ``.json``, an HTML page for ``.html``.
-
-    The file is replaced whole or not at all, and only a regular file (or a new one)
-    is written (:mod:`jitmagic.model.saved.files`). An ``Advice`` or an ``Attribution``
-    is refused, saying what to save instead: each is saved as part of the comparison
-    that measured it (:data:`SAVED_WITHIN`)."""
+    """Write ``result`` to ``path``: JSON for ``.json``, an HTML page for ``.html``."""
     if isinstance(result, Advice | Attribution):
         raise InputError(_saved_within(type(result), path))
     suffix = Path(os.fsdecode(os.fspath(path))).suffix.lower()
@@ -68,8 +57,6 @@ def save(result: Comparison | Sweep | Lines | Ledger | Advice | Attribution,
 
 
 def _saved_within(kind: type, path: str | os.PathLike) -> str:
-    """Why ``jitmagic.save`` refuses a record of ``kind`` (:data:`SAVED_WITHIN`), and what
-    to save instead."""
     option, field = SAVED_WITHIN[kind]
     return (f"a {kind.__name__} is saved within the comparison that measured it, which "
             f"`jitmagic.load` reads back whole: write `result = jitmagic.compare(fn, "
@@ -78,8 +65,7 @@ def _saved_within(kind: type, path: str | os.PathLike) -> str:
 
 
 def html_page(result: Comparison | Sweep | Ledger, showing: Showing) -> str:
-    """The HTML report (the command's and the magic's ``--html``, a ledger's too); without
-    its charts where Ctrl-C stopped drawing them, and saying so."""
+    """The HTML report; without its charts (and saying so) where Ctrl-C stopped drawing them."""
     page = ledger_document if isinstance(result, Ledger) else html_document
     return showing.part("the HTML report's charts", lambda: page(result),  # type: ignore[arg-type]
                         lambda: page(result, plot=False,  # type: ignore[arg-type]
@@ -91,36 +77,25 @@ WRITTEN_NOTES = {"--html": " (open it in a browser; works offline)"}
 
 
 def wrote(option: str, path: str) -> str:
-    """The line that says a report was written (``wrote report.html (open it ...)``)."""
     return f"wrote {path}{WRITTEN_NOTES.get(option, '')}"
 
 
 def write_outputs(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
                   showing: Showing | None = None, begun: list[str] | None = None,
                   said: Callable[[str, str], str] = wrote) -> tuple[list[str], list[str]]:
-    """Write the ``--save`` (JSON) and ``--html`` reports asked for in ``args`` (paths
-    already checked), printing nothing: (a line for each report written, ``said(option,
-    path)``, and why each other one was not). Each option is added to ``begun`` as its
-    writing begins, so that a caller that a second Ctrl-C interrupts knows which were
-    never begun.
-
-    Under ``showing`` (its handler active) a Ctrl-C while the HTML page's charts are
-    drawn makes the page without them (it says so); one while a report is written
-    leaves that report out (a file there before is as it was), and the failures say so."""
+    """Write the ``--save``, ``--html`` and ``--trace`` reports, printing nothing: (a line per
+    report written, why each other was not)."""
     showing = showing or Showing()
     begun = [] if begun is None else begun
     written, failures = [], []
-    reports = ((args.save, "--save", lambda: lambda p: storage.save(result, p)),
-               (args.html, "--html", lambda: _html_writer(result, showing)),
-               (getattr(args, "trace", None), "--trace",
-                lambda: _trace_writer(result)))
-    for path, option, writer in reports:
+    for option, path in (("--save", args.save), ("--html", args.html),
+                         ("--trace", getattr(args, "trace", None))):
         if not path:
             continue
         begun.append(option)
-        write = writer()
+        write = _writer(option, result, showing)
         try:
-            done = showing.part(option, functools.partial(_written, write, path, option))
+            done = showing.part(option, functools.partial(write_report, write, path, option))
         except CannotWriteError as exc:
             failures.append(str(exc))
             continue
@@ -132,24 +107,16 @@ def write_outputs(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
 
 
 def not_written(option: str, path: str) -> str:
-    """Why the report ``option`` names was left out: a Ctrl-C as it was written."""
     return (f"{option} {path}: not written: interrupted by Ctrl-C (a file there before is "
             "as it was)")
 
 
-def _written(write: Callable[[str], object], path: str, option: str) -> bool:
-    """``write_report``, then True: the report was written."""
-    write_report(write, path, option)
-    return True
-
-
-def _trace_writer(result: Comparison | Sweep | Ledger) -> Callable[[str], None]:
-    """What writes ``--trace`` (the comparison's command only: never a ledger)."""
+def _writer(option: str, result: Comparison | Sweep | Ledger,
+            showing: Showing) -> Callable[[str], object]:
+    """What writes ``option``'s report (the HTML page made first; ``--trace`` never a ledger)."""
+    if option == "--save":
+        return functools.partial(storage.save, result)
+    if option == "--html":
+        return functools.partial(files.write_text, text=html_page(result, showing))
     assert not isinstance(result, Ledger)
     return lambda p: files.write_text(p, trace_json(result))
-
-
-def _html_writer(result: Comparison | Sweep | Ledger, showing: Showing) -> Callable[[str], None]:
-    """What writes the HTML report: the page made first (see :func:`html_page`)."""
-    page = html_page(result, showing)
-    return lambda p: files.write_text(p, page)

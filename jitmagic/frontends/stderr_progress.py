@@ -1,9 +1,5 @@
-"""Drawing progress on stderr, and choosing what draws it for the Python API.
-
-A terminal (stderr is a TTY) gets one line redrawn in place with ``\\r``; a log
-(CI, a pipe) gets at most one line per stage. The notebook display is
-:mod:`jitmagic.frontends.notebook_progress`.
-"""
+"""Drawing progress on stderr (a terminal: one line redrawn in place; a log: at most one line per
+stage), and choosing what draws it for the Python API."""
 
 from __future__ import annotations
 
@@ -20,8 +16,7 @@ from ..model.progress import Progress
 
 
 class StderrProgress:
-    """Progress on a stream (stderr by default): redrawn in place on a TTY, else one
-    line per stage; :meth:`close` clears the line (or, in a log, says how long it took)."""
+    """Progress on a stream (stderr): redrawn in place on a TTY, else a line per stage."""
 
     def __init__(self, stream: TextIO | None = None):
         self.stream = stream or sys.stderr
@@ -46,8 +41,7 @@ class StderrProgress:
         self.stream.flush()
 
     def close(self, finished: bool = True) -> None:
-        """Leave nothing behind on a terminal; in a log, end with the time taken (where
-        the measurement ``finished``: an error says why it did not)."""
+        """Clear the line on a terminal; in a log, end with the time taken."""
         if self.last is None:
             return
         if self.tty:
@@ -60,23 +54,19 @@ class StderrProgress:
 
 
 def drawer(progress: bool | Draw | None) -> Any:
-    """What draws ``progress``: ``True`` stderr, ``False``/``None`` nothing, or the callable."""
     if progress is True:
         return StderrProgress()
     return progress or None
 
 
 def close(draw: Any, finished: bool = True) -> None:
-    """Finish a drawer that has a ``close`` (the stderr one); others need nothing."""
     if hasattr(draw, "close"):
         draw.close(finished)
 
 
 @contextmanager
 def drawing(draw: Any) -> Iterator[Any]:
-    """``draw`` while the measurement runs, closed after: as finished where it returned,
-    else without the log's "measured in" line (the error that follows says what ended it).
-    Nothing in a process other than the first of several: process 0 shows the progress."""
+    """``draw`` while measuring, closed after; nothing in a process but the first of several."""
     draw = draw if leads() else None
     try:
         yield draw

@@ -1,19 +1,6 @@
-"""The ordering toggle, from Python (``ordering_widget(result)``): a thin layer over what
-was measured, never a measurement. The magic does not show it (a saved notebook reopened
-without its kernel would say "model not found" for it); its report folds the orderings
-in plain HTML instead.
-
-``ToggleButtons`` over a ``Stack`` of two ``Output`` panels, one per ordering, each
-filled once (by setting ``out.outputs``, which a plain IPython shell and a real kernel
-both honour). The buttons switch the stack in the browser (``jslink``), so a notebook
-reopened from its saved widget state, or an export that draws the widgets from it,
-switches with no kernel; a Python-side ``link`` keeps the kernel's copy in step.
-
-Where no widget can run (an export, a viewer), the toggle's static twin shows instead:
-both panels behind radio buttons, displayed as an output of its own right after the
-widget, because nbconvert drops every other form of an output whose widget state the
-notebook saved. Beside a drawn widget the twin hides itself (its own CSS).
-"""
+"""The ordering toggle from Python (``ordering_widget(result)``; the magic shows none, as a
+notebook reopened without a kernel would say "model not found"): switched in the browser
+(``jslink``), with a static twin nbconvert keeps."""
 
 from __future__ import annotations
 
@@ -33,7 +20,6 @@ from ..render.orderings import static_toggle
 
 
 def as_orderings(result: Any) -> Orderings:
-    """The orderings of a ``Comparison`` (from ``--vmap``), or ``result`` itself."""
     if isinstance(result, Orderings):
         return result
     found = getattr(result, "orderings", None)
@@ -44,8 +30,7 @@ def as_orderings(result: Any) -> Orderings:
 
 
 def panel_output(o: Orderings, chosen: str) -> dict[str, Any]:
-    """One ordering's panel as a display_data output: its verdict's headline first, then
-    the chart, the numbers, the full verdict and the jaxpr (all from the record)."""
+    """One ordering's panel as a display_data output: headline, chart, numbers, verdict, jaxpr."""
     png = to_png(orderings_figure(o, highlight=chosen))
     return {"output_type": "display_data", "metadata": {},
             "data": {"text/plain": panel_text(o, chosen), "text/html": panel_html(o, chosen, png)}}
@@ -57,22 +42,13 @@ TEXT_FORM = ("(the jit(vmap(f)) / vmap(jit(f)) toggle: shown in Jupyter; the ord
 
 
 def hide_beside_widget(key: str) -> str:
-    """CSS that hides the static twin (``#key``) where the output just before it drew the
-    widget's buttons (JupyterLab, and nbconvert's lab template, wrap each output in a
-    ``jp-OutputArea-child``); elsewhere the twin shows."""
+    """CSS that hides the static twin (``#key``) right after an output that drew the buttons."""
     return (f"<style>.jp-OutputArea-child:has(.widget-toggle-buttons) + "
             f".jp-OutputArea-child:has(#{key}) {{display: none;}}</style>")
 
 
 class OrderingToggle(widgets.VBox):
-    """The toggle's box, displayed with its static twin.
-
-    ``display(box)`` shows two outputs: the widget, then a ``text/html`` with both
-    orderings' panels behind radio buttons
-    (:func:`~jitmagic.render.orderings.static_toggle`), switchable without a kernel or a
-    script. nbconvert shows the twin whether or not the notebook saved its widget state
-    (with the state it shows the widget's placeholder, not the widget's ``text/html``).
-    """
+    """The toggle's box: ``display(box)`` shows the widget, then its static twin."""
 
     static_html: str = ""
 
@@ -85,7 +61,6 @@ class OrderingToggle(widgets.VBox):
         return data
 
     def static_bundle(self) -> dict[str, str]:
-        """The twin's output: HTML only (a terminal prints nothing for it)."""
         return {"text/html": self.static_html}
 
     def _ipython_display_(self) -> None:
@@ -95,11 +70,7 @@ class OrderingToggle(widgets.VBox):
 
 
 def ordering_widget(result: Any, value: str = TOGGLED[0]) -> OrderingToggle:
-    """A ``ToggleButtons`` (``jit(vmap(f))`` / ``vmap(jit(f))``) over a ``Stack`` of panels.
-
-    Both panels are rendered once, here; a click only changes which is shown, in the
-    browser, and the static twin (:class:`OrderingToggle`) holds the same two panels.
-    """
+    """``ToggleButtons`` (``jit(vmap(f))`` / ``vmap(jit(f))``) over a ``Stack`` of panels."""
     o = as_orderings(result)
     panels = {name: panel_output(o, name) for name in TOGGLED}
     key = f"jitcompare-orderings-{uuid.uuid4().hex[:12]}"

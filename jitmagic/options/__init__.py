@@ -1,10 +1,5 @@
-"""What to measure and how: :class:`Options`, the record every front end's options make.
-
-The options themselves are rows of one table (:mod:`.table`), whose checks
-(:mod:`.values`) :class:`Options` runs on construction; :mod:`.keywords` splits a Python
-function's keywords into options and the user's own, and :mod:`.hints` says what an
-unknown option may have meant.
-"""
+"""What to measure and how: :class:`Options`, the record every front end's options make; the
+options are rows of one table (:mod:`.table`), whose checks (:mod:`.values`) it runs."""
 
 from __future__ import annotations
 
@@ -26,14 +21,7 @@ WHY_PARTS = ("lines", "cache", "xla", "effort")
 
 @dataclasses.dataclass(frozen=True)
 class Options:
-    """What to measure and how: the options of the magic, the command and ``compare``.
-
-    Built from keywords or parsed options, checked on construction (``InputError``
-    with what to write instead); text where a structure is meant is parsed as the
-    command line parses it (``nest="a,b"``, ``in_axes="0,None"``, ``sweep="n=1,2"``).
-    ``vmap`` is on whenever ``batch`` or ``in_axes`` is given, and ``lines``, ``cache``,
-    ``xla`` and ``effort`` whenever ``why`` is.
-    """
+    """The options of the magic, the command and ``compare``, checked on construction."""
 
     repeat: int | str = AUTO
     #: None: the running backend's (:data:`jitmagic.backends.Backend.budget_s`).
@@ -83,18 +71,14 @@ class Options:
 
     @classmethod
     def from_namespace(cls, parsed: argparse.Namespace) -> Options:
-        """The options a front end's parser read (its own extras, like ``--save``, left out)."""
         return cls(**{name: getattr(parsed, name) for name in fields()})
 
 
 def fields() -> dict[str, dataclasses.Field]:
-    """:class:`Options`' fields by name."""
     return {f.name: f for f in dataclasses.fields(Options)}
 
 
 def argument_keywords(spec: OptionSpec, tool: str) -> dict[str, Any]:
-    """``add_argument`` keywords of ``spec`` as ``tool``'s magic or command takes it, its
-    default the :class:`Options` field's (the comparison's options; the watch's have
-    none)."""
+    """``add_argument`` keywords of ``spec`` for ``tool``, its default the field's."""
     field = fields().get(spec.name) if tool == COMPARE else None
     return spec.parser_keywords(tool, None if field is None else field.default)

@@ -1,5 +1,4 @@
-"""What an option the parser does not know may have meant (the magics and the commands
-say it alike)."""
+"""What an option the parser does not know may have meant (the magics and the commands alike)."""
 
 from __future__ import annotations
 
@@ -18,17 +17,14 @@ COMMAND_FLAGS = frozenset(spec.flags[-1] for spec in OPTION_SPECS
 
 
 def with_option_hint(message: str, parser: argparse.ArgumentParser) -> str:
-    """argparse's error ``message``, and after ``unrecognized arguments: --vamp`` a
-    ``Did you mean --vmap (not --vamp)?`` and the options ``parser`` lists (those its help
-    shows): the magic and the command say it alike."""
+    """argparse's error ``message``, with :func:`unknown_option_hint` for ``parser``'s options."""
     flags = list(option_strings(parser))
     hint = unknown_option_hint(message, flags)
     return f"{message}. {hint}" if hint else message
 
 
 def unknown_option_hint(message: str, flags: list[str]) -> str:
-    """For argparse's ``unrecognized arguments: --vamp``: ``did you mean --vmap?`` and the
-    options there are (empty where ``message`` is another error)."""
+    """``Did you mean --vmap (not --vamp)?`` and the options, for an unknown one."""
     found = re.search(r"unrecognized arguments: (.*)", message)
     if found is None:
         return ""

@@ -1,5 +1,5 @@
-"""jitmagic's Python functions' keywords: which are options (and ``baseline=``), which go to
-the user's function, and what to write for one that is neither's."""
+"""jitmagic's Python functions' keywords: which are options (and ``baseline=``), which go to the
+user's function, and what to write for one that is neither's."""
 
 from __future__ import annotations
 
@@ -20,10 +20,7 @@ from .table import OPTION_SPECS
 
 def split_options(kwargs: dict[str, Any],
                   options: Options | None = None) -> tuple[Options, dict[str, Any]]:
-    """``compare``'s ``**kwargs`` → (``options`` updated by the option keywords, the rest).
-
-    The rest are the entry's own keyword arguments.
-    """
+    """``compare``'s ``**kwargs`` → (``options`` updated by the option keywords, the rest)."""
     names = fields()
     for k in kwargs.keys() & FRONT_END_ONLY.keys():
         of = "the command" if k in COMMAND_ONLY else "the magic and the command"
@@ -45,30 +42,22 @@ class Keywords(NamedTuple):
     baseline: str | os.PathLike | None = None
 
 
-#: The keyword of jitmagic's Python functions that is no :class:`Options` field:
-#: ``baseline=`` (``--baseline``) compares the result with a saved report, so only the
-#: functions whose result is a report take it (``compare``, ``sweep``).
+#: The keyword that is no :class:`Options` field, taken by the functions that return a report.
 BASELINE = "baseline"
 
 
 def keywords_of(function: str, kwargs: dict[str, Any], options: Options | None = None,
                 takes: Iterable[str] | None = None) -> Keywords:
-    """The one keyword splitter of jitmagic's Python functions: ``function``'s
-    ``**kwargs`` → its :class:`Options`, its ``baseline=``, and the keywords that go to
-    the user's function.
-
-    ``takes`` lists the keywords ``function`` uses (None: every option and
-    ``baseline``, as ``compare``); an option (or ``baseline=``) it does not use is
-    refused with a sentence saying what does, rather than passed to the user's
-    function, where it would mean something else. A keyword of the user's own that is
-    spelt as an option goes in a ``functools.partial``."""
+    """``kwargs`` → :class:`Options`, ``baseline=`` and the user's own; an option ``function`` does
+    not take is refused."""
     known = {*fields(), BASELINE}
     allowed = set(known if takes is None else takes)
     refused = [k for k in kwargs if k in known and k not in allowed]
     if refused:
         takes_what = ", ".join(f"`{k}=`" for k in sorted(allowed)) or "no options"
+        said = ", ".join(f"`{k}=`" for k in refused)
         raise InputError(
-            f"`jitmagic.{function}` takes {takes_what}, not {_keywords(refused)}: "
+            f"`jitmagic.{function}` takes {takes_what}, not {said}: "
             f"{'those are' if len(refused) > 1 else 'that is'} an option of "
             f"`jitmagic.compare` (write `jitmagic.compare(fn, *args, {refused[0]}=...)`). "
             f"A keyword argument of your own function spelt so goes in "
@@ -81,30 +70,20 @@ def keywords_of(function: str, kwargs: dict[str, Any], options: Options | None =
 
 def options_of(function: str, kwargs: dict[str, Any], options: Options | None = None,
                takes: Iterable[str] | None = None) -> tuple[Options, dict[str, Any]]:
-    """:func:`keywords_of` for a function that returns no report, and so takes no
-    ``baseline=`` (refused, saying so): (its :class:`Options`, the keywords that go to
-    the user's function). ``takes``: the options it uses (None: all of them)."""
+    """:func:`keywords_of` for a function that returns no report, and so takes no ``baseline=``."""
     found = keywords_of(function, kwargs, options,
                         takes=fields() if takes is None else takes)
     return found.options, found.rest
 
 
 def keywords_said(names: Iterable[str]) -> str:
-    """A docstring's list of the keywords ``names`` (:class:`Options` fields, and
-    ``baseline``), each with its command-line spelling and that option's help: so that
-    ``help(jitmagic.compare)`` says every keyword the command's ``--help`` says."""
+    """A docstring's list of ``names``, each with its flag and help (as ``--help``)."""
     specs = {spec.name: spec for spec in OPTION_SPECS}
     return "\n".join(textwrap.fill(f"``{name}=`` ({specs[name].label}): {specs[name].help}.",
                                    width=88, subsequent_indent="    ") for name in names)
 
 
-def _keywords(names: list[str]) -> str:
-    return ", ".join(f"`{k}=`" for k in names)
-
-
-#: Options of the magic and the command that the Python functions do not take, with what
-#: to write instead (a keyword named so would otherwise go, silently, to the user's function).
-#: Those of :data:`FRONT_END_ONLY` that only the command has.
+#: The front ends' options the Python functions refuse, saying what to write instead.
 COMMAND_ONLY = ("json", "processes")
 FRONT_END_ONLY = {
     "save": "call `jitmagic.save(result, path)` on the result it returns",
@@ -127,8 +106,7 @@ FRONT_END_ONLY = {
 
 
 def misspelt_option(message: str) -> str | None:
-    """For ``TypeError: f() got an unexpected keyword argument 'repaet'`` in ``message``:
-    ``did you mean `repeat=`?`` when the keyword is close to an option's name."""
+    """``did you mean `repeat=`?`` for an unexpected keyword argument close to an option's name."""
     found = re.search(r"unexpected keyword argument '(\w+)'", message)
     if found is None:
         return None

@@ -1,13 +1,5 @@
-"""The one table of options: flags, type, metavar, help, check, and the tools and places
-that take each (:data:`OPTION_SPECS`).
-
-Both magics' ``magic_arguments``, both commands' ``argparse`` parsers, the
-``JITMAGIC_WATCH`` variable and the options' list in the docs (:func:`as_markdown`) are
-generated from it, so ``%jitcompare?``, ``%jitwatch?``, ``python -m jitmagic --help`` and
-``python -m jitmagic watch --help`` agree; :class:`~jitmagic.options.Options` runs its
-checks, so ``jitmagic.compare(..., nest="layer")`` means what ``--nest layer`` means.
-Defaults live on :class:`~jitmagic.options.Options`' fields. Standard library only.
-"""
+"""The one table of options (:data:`OPTION_SPECS`), from which every parser, ``JITMAGIC_WATCH`` and
+the docs' lists are made, so they agree; defaults live on :class:`~jitmagic.options.Options`."""
 
 from __future__ import annotations
 
@@ -22,11 +14,8 @@ from ..model.stats.rule import MAX_PAIRS_BUSY
 from ..model.stats.rule import MIN_PAIRS
 from . import values
 
-#: The tools: ``%%jitcompare`` (with ``python -m jitmagic`` and ``jitmagic.compare``) and
-#: ``%%jitwatch`` (with ``python -m jitmagic watch``, ``JITMAGIC_WATCH``,
-#: ``jitmagic.watch`` and its pytest marker).
+#: The tools (each with its command and Python function) and where one takes an option.
 COMPARE, WATCH = "jitcompare", "jitwatch"
-#: Where a tool takes an option: its magic, its command.
 MAGIC, COMMAND = "magic", "command"
 #: What ``{result}`` in an option's help reads as, for each tool.
 RESULTS = {COMPARE: "the result", WATCH: "the ledger"}
@@ -34,15 +23,8 @@ RESULTS = {COMPARE: "the result", WATCH: "the ledger"}
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class OptionSpec:
-    """One option as every front end spells it.
-
-    ``type`` is what argparse converts the text to (``None``: an on/off switch);
-    ``check(option, value)`` returns the value normalised (text where a structure
-    is meant is parsed as on the command line) or raises ``InputError``. ``tools``:
-    the tools that take it (:data:`COMPARE`, :data:`WATCH`); ``places``: where
-    (:data:`MAGIC`, :data:`COMMAND`). ``{result}`` in ``help`` reads as the tool's
-    (:data:`RESULTS`).
-    """
+    """One option as every front end spells it (``type``: None for a switch; ``check``
+    normalises)."""
 
     flags: tuple[str, ...]
     help: str
@@ -54,23 +36,18 @@ class OptionSpec:
 
     @property
     def name(self) -> str:
-        """The :class:`~jitmagic.options.Options` field (and argparse ``dest``):
-        ``--in-axes`` → ``in_axes``."""
+        """The :class:`~jitmagic.options.Options` field (``dest``): ``--in-axes`` → ``in_axes``."""
         return self.flags[-1].lstrip("-").replace("-", "_")
 
     @property
     def label(self) -> str:
-        """How messages name it: ``-r/--repeat``."""
         return "/".join(self.flags)
 
     def help_for(self, tool: str = COMPARE) -> str:
-        """The help text as ``tool`` says it."""
         return self.help.replace("{result}", RESULTS[tool])
 
     def parser_keywords(self, tool: str = COMPARE, default: Any = None) -> dict[str, Any]:
-        """``add_argument`` keywords (for argparse and IPython's ``magic_arguments.argument``);
-        :func:`jitmagic.options.argument_keywords` gives it its
-        :class:`~jitmagic.options.Options` default."""
+        """``add_argument`` keywords (argparse's, IPython's ``magic_arguments``)."""
         if self.type is None:
             return {"action": "store_true", "default": bool(default),
                     "help": self.help_for(tool)}
@@ -79,8 +56,7 @@ class OptionSpec:
 
 
 def specs_for(tool: str, place: str) -> tuple[OptionSpec, ...]:
-    """The options ``tool`` takes in ``place`` (its magic, its command), in the order
-    their help lists them."""
+    """The options ``tool`` takes in ``place``, in the order their help lists them."""
     return tuple(s for s in OPTION_SPECS if tool in s.tools and place in s.places)
 
 
@@ -178,14 +154,12 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
 )
 
 
-#: Where the docs hold each tool's generated list (:func:`as_markdown`), between
-#: ``<!-- options: TOOL -->`` and ``<!-- /options -->``.
+#: Where the docs hold each tool's :func:`as_markdown` list, in ``<!-- options: TOOL -->``.
 DOCS = {COMPARE: "docs/options.md", WATCH: "docs/watch.md"}
 
 
 def as_markdown(tool: str) -> str:
-    """The options ``tool`` takes as the docs list them: a Markdown table of each option
-    as its help writes it (its value, where it is taken, what it does)."""
+    """The options ``tool`` takes as the docs list them: a Markdown table."""
     rows = ["| option | in | meaning |", "|---|---|---|"]
     for spec in OPTION_SPECS:
         if tool not in spec.tools:

@@ -1,10 +1,5 @@
-"""What an option's value may be: the words and limits it is read against, the readers
-of its text (as argparse reads it), and the checks :class:`~jitmagic.options.Options` runs
-on a value however it was given (``--nest a,b`` or ``nest=["a", "b"]``).
-
-Each check ``(option, value)`` returns the value normalised (text where a structure is
-meant is parsed as on the command line) or raises ``InputError`` naming the option.
-"""
+"""What an option's value may be: the readers of its text, and the checks
+:class:`~jitmagic.options.Options` runs however it was given."""
 
 from __future__ import annotations
 
@@ -16,6 +11,7 @@ import keyword
 import math
 import numbers
 import re
+from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
 from typing import Protocol
@@ -50,35 +46,29 @@ def count(option: Named, value: Any) -> int:
     return int(value)
 
 
+def _read(text: str, convert: Callable[[str], Any], expected: str) -> Any:
+    """``convert(text)`` as argparse reads an option (checked later), or what was expected."""
+    try:
+        return convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, not {text!r}") from None
+
+
 def repeat_count(text: str) -> int | str:
     """``-r``'s text as argparse reads it: ``auto`` or a whole number (checked later)."""
     if text.strip().lower() == AUTO:
         return AUTO
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected `auto` or a whole number of cold runs (e.g. -r 5), not {text!r}") from None
+    return cast(int, _read(text, int, "`auto` or a whole number of cold runs (e.g. -r 5)"))
 
 
 def seconds_text(text: str) -> float | int:
-    """A number of seconds as argparse reads it (checked later), a whole one kept whole
-    (so that ``--budget 20`` is echoed as written, not ``20.0``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of seconds (e.g. 30 or 2.5), not {text!r}") from None
+    """A number of seconds as argparse reads it, a whole one kept whole (echoed as written)."""
+    value = cast(float, _read(text, float, "a number of seconds (e.g. 30 or 2.5)"))
     return int(value) if value.is_integer() else value
 
 
 def whole_text(text: str) -> int:
-    """A whole number as argparse reads it (checked later)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number (e.g. 8), not {text!r}") \
-            from None
+    return cast(int, _read(text, int, "a whole number (e.g. 8)"))
 
 
 #: A JAX release as ``--jax`` takes it: ``0.9.0`` (a pre-release ``0.9.0rc1`` too), or ``current``.
@@ -107,8 +97,7 @@ def bisect_text(text: str) -> tuple[str, str]:
     return low, high
 
 
-#: The most calls one steady-state timing loop ``-n N`` makes (auto-ranging stops far
-#: below: a loop of more runs for hours at a microsecond a call).
+#: The most calls one steady-state timing loop ``-n N`` makes (more run for hours).
 MAX_NUMBER = 10_000_000
 
 
@@ -157,7 +146,6 @@ def switch(option: Named, value: Any) -> bool:
 
 
 def _as_names(value: Any) -> tuple[Any, ...]:
-    """``"a, b"`` or ``["a", "b"]`` → ``("a", "b")``, unchecked; one value alone as one."""
     if isinstance(value, str):
         return split_names(value)
     return tuple(value) if isinstance(value, Iterable) else (value,)
@@ -176,8 +164,7 @@ def names(option: Named, value: Any) -> tuple[str, ...]:
 
 
 def modules(option: Named, value: Any) -> tuple[str, ...]:
-    """``"mylib, other"`` or ``["mylib"]`` → ``("mylib", "other")``: top-level modules
-    Python can import here, none of JAX's stack (whose own jit nested fails)."""
+    """``"mylib, other"`` → ``("mylib", "other")``: importable modules, none of JAX's stack."""
     names = _as_names(value)
     if not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise InputError(f"{option.label} takes top-level module names, e.g. `--mine "
@@ -228,8 +215,7 @@ def sweep(option: Named, value: Any) -> tuple[str, tuple[Any, ...]]:
 
 
 def topology(option: Named, value: Any) -> str:
-    """A TPU topology name libtpu takes (``v5e:2x2``), or ``InputError`` saying the form,
-    or, without libtpu, what to install: before any of the user's code runs."""
+    """A TPU topology libtpu takes (``v5e:2x2``), else an ``InputError`` saying what to write."""
     try:
         name = tpu.parse(value).name
     except tpu.TopologyError as exc:
@@ -240,24 +226,17 @@ def topology(option: Named, value: Any) -> str:
 
 
 def split_names(text: str) -> tuple[str, ...]:
-    """``"a, b,"`` → ``("a", "b")``: the names of ``--nest`` and ``--mine``, without the
-    quotes a line magic passes through (``%jitcompare --mine "mylib" f(x)``)."""
+    """``"a, b,"`` → ``("a", "b")``, without the quotes a line magic passes through."""
     names = (n.strip().strip("'\"").strip() for n in text.split(","))
     return tuple(n for n in names if n)
 
 
 def parse_in_axes(spec: str) -> int | tuple[int | None, ...]:
     """``--in-axes`` text → ``jax.vmap``'s ``in_axes``: ``"0"`` → 0, ``"0,None"`` → (0, None)."""
-    parts = [p.strip() for p in spec.split(",")]
-    if spec.strip().endswith(","):
-        parts = parts[:-1]
     axes: list[int | None] = []
-    for p in parts:
-        if p in ("None", "none", "-"):
-            axes.append(None)
-            continue
+    for p in (p.strip() for p in spec.strip().removesuffix(",").split(",")):
         try:
-            axes.append(int(p))
+            axes.append(None if p in ("None", "none", "-") else int(p))
         except ValueError:
             raise InputError(
                 f"--in-axes {spec!r}: {p!r} is not an axis. Write one integer or None per "
@@ -271,8 +250,7 @@ def parse_in_axes(spec: str) -> int | tuple[int | None, ...]:
 
 
 def check_sweep_name(name: Any) -> str:
-    """Refuse a sweep name that is not a plain variable of the user's: not an
-    identifier, a keyword, a builtin (``print``) or a dunder (``__builtins__``)."""
+    """Refuse a sweep name that is no plain variable (a keyword, a builtin, a dunder)."""
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
         raise InputError(f"sweep: {name!r} is not a variable name: write {SWEEP_USAGE}")
     if hasattr(builtins, name) or (name.startswith("__") and name.endswith("__")):
@@ -295,16 +273,12 @@ def parse_sweep(spec: str) -> tuple[str, list[Any]]:
 
 
 def _literal(text: str) -> Any:
-    """A sweep value: a number, string or bool written as a Python literal (JSON can hold it)."""
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
         value = None
-        ok = False
-    else:
-        ok = isinstance(value, int | float | str) and not (
-            isinstance(value, float) and not math.isfinite(value))
-    if not ok:
+    if not isinstance(value, int | float | str) or (isinstance(value, float)
+                                                    and not math.isfinite(value)):
         raise InputError(f"--sweep value {text!r} is not a number or a quoted string: "
                          f"write {SWEEP_USAGE}")
     return value

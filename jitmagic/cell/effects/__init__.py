@@ -1,15 +1,5 @@
-"""What a cell's code changes outside its scratch namespace, put back after it is
-measured, with one note per thing put back for the result's warnings
-(:func:`effects_undone`).
-
-The things, one row each, are listed in :mod:`.table`, whose rows' helpers are in
-:mod:`.registries` and :mod:`.settings` (process-wide state) and :mod:`.names` (JAX's
-config, library modules' names, the user's modules and classes, the kernel's
-namespace). :mod:`.watch` tells the cell's changes from another thread's. Ctrl-C is
-held by the caller while everything is put back
-(:class:`~jitmagic.interrupts.CtrlCHeld`), and the lines the measured code prints are
-counted apart (:mod:`~jitmagic.cell.prints`).
-"""
+"""What a cell's code changes outside its scratch namespace, put back after it is measured, with
+one note per thing put back (:func:`effects_undone`); the rows are :mod:`.table`'s."""
 
 from __future__ import annotations
 
@@ -31,17 +21,8 @@ __all__ = ["NOT_THE_CELLS", "Watch", "effects_undone"]
 @contextmanager
 def effects_undone(namespace: dict[str, Any] | None = None, watch: Watch | None = None,
                    process: bool = True) -> Iterator[list[Note]]:
-    """Snapshot every row of the table for ``namespace`` (the kernel's; None: no
-    namespace row) and put back what changed on exit.
-
-    Yields a list that, after the block, holds one note per thing put back
-    (:class:`jitmagic.model.notes.PutBack`). With
-    ``process`` False (a file run: the process ends after it) the process-wide rows are
-    left alone. With a ``watch``, what it finds another thread changed is left as it is
-    (the watch says so). The snapshot is taken with JAX imported, so its import-time
-    state is part of "before". A row that cannot be put back is said, and the rows after
-    it are put back all the same.
-    """
+    """Snapshot every row for ``namespace`` and put back what changed on exit (but another thread's
+    changes), a note per thing in the list yielded."""
     rows = effects(namespace, process)
     taken: list[tuple[str, Effect, Any]] = []
     undone: list[Note] = []
@@ -55,15 +36,13 @@ def effects_undone(namespace: dict[str, Any] | None = None, watch: Watch | None 
                     watch.once_traced(functools.partial(row.settle, before))
         yield undone
     finally:
-        # The name rows first: putting JAX's config back may change process-wide state
-        # (JAX drops a log handler it added for it) that the process rows then compare.
+        # the name rows first: JAX's config put back may change a logger, a process row
         for key, row, before in sorted(taken, key=lambda t: t[1].process):
             undone += _put_back(row, before, key, watch)
 
 
 def _put_back(row: Effect, before: Any, key: str, watch: Watch | None) -> list[Note]:
-    """``row`` put back as it was ``before`` (what ``watch`` says another thread changed
-    aside): its notes, or one saying it could not be."""
+    """``row`` put back as it was ``before``: its notes, or why it could not be."""
     try:
         return row.undo(before, watch.theirs(key) if watch is not None else frozenset())
     except Exception as exc:  # noqa: BLE001 (the next rows are put back all the same)

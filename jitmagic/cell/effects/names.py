@@ -1,15 +1,9 @@
-"""The name rows: what a cell reaches through a name it did not make. The cell runs in
-a copy of the user's namespace, but ``jax.config.update`` and ``jnp.sin = ...`` reach
-JAX's configuration and the library modules every later cell uses; so do ``L.SCALE = 2``
-on the user's own module ``L``, ``Model.depth = 4`` on their own class, and a helper of
-an earlier cell that counts its calls in a global of the kernel's namespace. Each is
-taken shallowly (the names, not the objects they hold); these are each row's take, view
-and undo for :mod:`.table`. An undo's ``leave`` holds the keys another thread changed
-(:class:`~.watch.Watch`): those stay as that thread set them.
-"""
+"""The name rows: what a cell reaches through a name it did not make (JAX's config, library
+modules, the user's modules and classes, the kernel's globals), taken shallowly."""
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import threading
@@ -24,8 +18,8 @@ import jax
 from ...model.notes import Note
 from ...model.notes import PutBack
 from ...usercode import user_file
-from .hooks import Noting
-from .hooks import unwrap
+from .watch import Noting
+from .watch import unwrap
 
 #: The modules whose names a cell most often patches (``jnp.sin = ...``).
 WATCHED_MODULES = ("jax", "jax.numpy", "jax.nn", "jax.lax", "jax.random", "numpy")
@@ -37,8 +31,7 @@ _MISSING = object()
 
 def _rebased(before: dict[str, Any], now: Mapping[str, Any],
              keys: Collection[str]) -> dict[str, Any]:
-    """``before`` with ``keys`` as they are ``now`` (gone where ``now`` lacks them): what
-    another thread set is not put back."""
+    """``before`` with ``keys`` as they are ``now``: what another thread set is not put back."""
     out = dict(before)
     for key in keys:
         if key in now:
@@ -56,12 +49,7 @@ def take_config() -> dict[str, Any]:
 
 
 class Config:
-    """JAX's config as it was, and which thread set each option meanwhile:
-    ``jax.config.update`` is wrapped while measuring to note whether the thread that
-    called it is the measuring one (or one started since: the cell's) or one that was
-    running before (another thread's). An option only another thread set is left as
-    it set it, and said; one set by both, or by no call seen while other threads ran,
-    is put back as the cell's or another thread's: the sentence says it cannot tell."""
+    """JAX's config as it was, and which thread set each option meanwhile."""
 
     def __init__(self) -> None:
         self.was = take_config()
@@ -96,35 +84,23 @@ class Config:
             jax.config.update = inner  # type: ignore[method-assign]
 
     def _sure(self, key: str) -> bool:
-        """Whether the change of ``key`` was the cell's, as far as the calls seen tell
-        (else it cannot tell the cell's from another thread's)."""
+        """Whether the change of ``key`` was surely the cell's, as far as the calls seen tell."""
         return self.writers.get(key) == {False} or (key not in self.writers
                                                     and not self.others)
 
 
-def names_of(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
-    """How to take ``module``'s names."""
-    return lambda: dict(vars(module))
-
-
 def view_names(module: types.ModuleType) -> Callable[[], dict[str, Any]]:
-    """How to view them between stages: the names that hold no module (an import of
-    ``jax.extend`` sets ``jax.extend``; the undo keeps it, so nobody changed anything)."""
+    """The module's names that hold no module (an import of ``jax.extend`` sets ``jax.extend``)."""
     return lambda: {k: v for k, v in list(vars(module).items())
                     if not isinstance(v, types.ModuleType)}
 
 
 def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[Note]]:
-    """How to put ``module``'s names back; a module a cell imports (``jax.scipy``
-    appearing on ``jax``) is left alone."""
+    """How to put ``module``'s names back; a module a cell imports is left alone."""
     def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[Note]:
-        before, now = _rebased(before, vars(module), leave), vars(module)
-        changed = [k for k in before if k not in now or now[k] is not before[k]]
-        added = [k for k in now if k not in before and not isinstance(now[k], types.ModuleType)]
-        for key in changed:
-            setattr(module, key, before[key])
-        for key in added:
-            delattr(module, key)
+        changed, added = _names_back(_rebased(before, vars(module), leave), vars(module),
+                                     functools.partial(setattr, module),
+                                     functools.partial(delattr, module))
         return [PutBack("library_name_put_back", modname, key) for key in (*changed, *added)]
     return undo
 
@@ -133,9 +109,7 @@ def undo_names(modname: str, module: types.ModuleType) -> Callable[..., list[Not
 
 
 def user_dicts(namespace: dict[str, Any] | None) -> dict[str, Any]:
-    """The user's modules (their file outside the standard library, site-packages and
-    jitmagic) and the classes defined in them or in ``namespace``, by how a user names
-    them (``mylayers``, ``mylayers.Block``, ``Counter``)."""
+    """The user's modules, and the classes of theirs and of ``namespace``, by name."""
     out: dict[str, Any] = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
@@ -149,72 +123,65 @@ def user_dicts(namespace: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def take_own(owners: dict[str, Any]) -> Callable[[], dict[str, dict[str, Any]]]:
-    """How to take the names of ``owners`` (:func:`user_dicts`), by label."""
-    return lambda: {label: dict(vars(owner)) for label, owner in owners.items()}
-
-
 def view_own(owners: dict[str, Any]) -> Callable[[], dict[tuple[str, str], Any]]:
-    """How to view them, by (label, name)."""
     return lambda: {(label, key): value for label, owner in owners.items()
                     for key, value in list(vars(owner).items()) if not key.startswith("__")}
 
 
 def undo_own(owners: dict[str, Any]) -> Callable[..., list[Note]]:
-    """How to put them back; one note listing them."""
     def undo(before: dict[str, dict[str, Any]],
              leave: Collection[tuple[str, str]] = ()) -> list[Note]:
         before = dict(before)
         for label, key in leave:
             before[label] = _rebased(before[label], vars(owners[label]), (key,))
-        changed = [change for label, names in before.items()
-                   for change in _put_back(label, owners[label], names)]
-        if not changed:
-            return []
-        return [PutBack("own_names_put_back", tuple(name for name, _ in changed),
-                                  tuple(name for name, added in changed if added))]
+        done = {label: _names_back(names, vars(owners[label]),
+                                   functools.partial(setattr, owners[label]),
+                                   functools.partial(delattr, owners[label]), _dunder)
+                for label, names in before.items()}
+        said = [f"{label}.{k}" for label, (changed, added) in done.items()
+                for k in (*changed, *added)]
+        added = tuple(f"{label}.{k}" for label, (_, new) in done.items() for k in new)
+        return [PutBack("own_names_put_back", tuple(said), added)] if said else []
     return undo
 
 
-def _put_back(label: str, owner: Any, names: dict[str, Any]) -> list[tuple[str, bool]]:
-    """Put back ``owner``'s names; what changed, as ``label.name``, and whether it was
-    added."""
-    now, changed = dict(vars(owner)), []
-    for key in [k for k in names if not k.startswith("__")
-                and (k not in now or now[k] is not names[k])]:
-        setattr(owner, key, names[key])
-        changed.append((f"{label}.{key}", False))
-    for key in [k for k in now if k not in names and not k.startswith("__")
-                and not isinstance(now[k], types.ModuleType)]:
-        delattr(owner, key)
-        changed.append((f"{label}.{key}", True))
-    return changed
+def _names_back(before: dict[str, Any], now: Mapping[str, Any], put: Callable[[str, Any], Any],
+                drop: Callable[[str], Any], ignored: Callable[[str], bool] = lambda _: False,
+                modules: bool = False) -> tuple[list[str], list[str]]:
+    """Put back the names of ``before`` and drop those added; (changed, added)."""
+    changed = [k for k in before if not ignored(k) and now.get(k, _MISSING) is not before[k]]
+    added = [k for k in now if k not in before and not ignored(k)
+             and (modules or not isinstance(now[k], types.ModuleType))]
+    for key in changed:
+        put(key, before[key])
+    for key in added:
+        drop(key)
+    return changed, added
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__")
 
 
 # --- the kernel's namespace ----------------------------------------------------------
 
 
 def view_globals(namespace: dict[str, Any]) -> Callable[[], dict[str, Any]]:
-    """How to view the names of ``namespace`` that are the user's (not IPython's)."""
-    return lambda: {k: v for k, v in list(namespace.items())
-                    if not k.startswith("__") and not _IPYTHON_NAMES.fullmatch(k)}
+    """The names of ``namespace`` that are the user's (not IPython's)."""
+    return lambda: {k: v for k, v in list(namespace.items()) if not _ipythons(k)}
+
+
+def _ipythons(name: str) -> bool:
+    """Whether a name of the kernel's namespace is IPython's (its history) or a dunder."""
+    return name.startswith("__") or bool(_IPYTHON_NAMES.fullmatch(name))
 
 
 def undo_globals(namespace: dict[str, Any]) -> Callable[..., list[Note]]:
-    """How to put back the names of ``namespace`` (the kernel's): a function from an
-    earlier cell reads and writes it, not the scratch copy (``global CALLS; CALLS += 1``)."""
+    """How to put back the kernel's names (an earlier cell's function writes them)."""
     def undo(before: dict[str, Any], leave: Collection[str] = ()) -> list[Note]:
-        before = _rebased(before, namespace, leave)
-        mine = [k for k in namespace.keys() | before.keys()
-                if not k.startswith("__") and not _IPYTHON_NAMES.fullmatch(k)]
-        changed = sorted(k for k in mine
-                         if k in before and namespace.get(k, _MISSING) is not before[k])
-        added = sorted(k for k in mine if k not in before)
-        for key in changed:
-            namespace[key] = before[key]
-        for key in added:
-            del namespace[key]
-        if not changed and not added:
-            return []
-        return [PutBack("globals_put_back", tuple(changed), tuple(added))]
+        changed, added = _names_back(_rebased(before, namespace, leave), namespace,
+                                     namespace.__setitem__, namespace.__delitem__,
+                                     _ipythons, modules=True)
+        return [PutBack("globals_put_back", tuple(sorted(changed)), tuple(sorted(added)))] \
+            if changed or added else []
     return undo

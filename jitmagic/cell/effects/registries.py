@@ -1,13 +1,5 @@
-"""The process-wide rows of what libraries keep and code adds to: pyplot's figures,
-matplotlib's ``rcParams``, ``jax.monitoring``'s listeners, the warnings filters and the
-loggers. Each row's take, view and undo for :mod:`.table`.
-
-What belongs to a library is left to it: a listener whose function is JAX's own (JAX may
-register one on first use), and a warnings filter that library code adds (``import
-numpyro`` adds some; the module stays imported, so its filters stay) are neither removed
-nor reported. Whose code it is follows the one rule of :func:`jitmagic.usercode.user_file`.
-matplotlib is never imported here: pyplot is read only where the user imported it.
-"""
+"""The process-wide rows of what libraries keep and code adds to (figures, ``rcParams``, listeners,
+warnings filters, loggers); a library's own additions are kept."""
 
 from __future__ import annotations
 
@@ -43,9 +35,7 @@ def undo_figures(before: set[int]) -> list[Note]:
     opened = [n for n in plt.get_fignums() if n not in before] if plt is not None else []
     for number in opened:
         plt.close(number)
-    if not opened:
-        return []
-    return [PutBack("figures_closed", len(opened))]
+    return [PutBack("figures_closed", len(opened))] if opened else []
 
 
 def take_rc() -> dict[str, Any] | None:
@@ -53,10 +43,6 @@ def take_rc() -> dict[str, Any] | None:
     rc = getattr(mpl, "rcParams", None)
     # Read as a dict: ``rc["backend"]`` may resolve the backend, importing pyplot.
     return {k: dict.__getitem__(rc, k) for k in rc if k != "backend"} if rc is not None else None
-
-
-def view_rc() -> dict[str, Any]:
-    return take_rc() or {}
 
 
 def undo_rc(before: dict[str, Any] | None, leave: Collection[Any] = ()) -> list[Note]:
@@ -72,12 +58,10 @@ def undo_rc(before: dict[str, Any] | None, leave: Collection[Any] = ()) -> list[
 # --- jax.monitoring ------------------------------------------------------------------
 
 def take_listeners() -> dict[str, tuple[list, list]]:
-    """Each of JAX's private listener lists there is: (the list, a copy of it)."""
     return {name: (got, list(got)) for name, got in monitoring_lists()[1].items()}
 
 
 def view_listeners() -> dict[tuple[str, int], Any]:
-    """Each listener registered now, by (its list, its id)."""
     return {(name, id(f)): f for name, got in monitoring_lists()[1].items() for f in got}
 
 
@@ -99,8 +83,7 @@ def undo_listeners(before: dict[str, tuple[list, list]],
 
 
 def _library(fn: Any) -> bool:
-    """Whether a listener is a library's own function (JAX's, jitmagic's), not the
-    user's: its code is not in a cell or a file of theirs (:func:`user_file`)."""
+    """Whether a listener is a library's own function, not the user's (:func:`user_file`)."""
     fn = getattr(fn, "func", fn)  # a functools.partial
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     code = code or getattr(vars(type(fn)).get("__call__"), "__code__", None)  # an instance
@@ -111,10 +94,7 @@ def _library(fn: Any) -> bool:
 
 
 class Filters:
-    """``warnings.filters`` and ``showwarning`` as they were, and the filters library
-    code adds meanwhile (``import numpyro`` or ``scipy`` adds its own: they stay, as
-    the module stays imported): ``warnings._add_filter`` is wrapped to tell whose
-    code adds each (the first caller outside ``warnings``)."""
+    """The warnings filters and ``showwarning`` as they were, library code's new filters kept."""
 
     def __init__(self) -> None:
         self.list: Any = warnings.filters  # the object itself: catch_warnings swaps it
@@ -152,7 +132,6 @@ class Filters:
 
 
 def view_filters() -> dict[Any, Any]:
-    """Each filter there is now (its entry, as the key), and ``showwarning``."""
     return {**{("filter", f): True for f in warnings.filters},
             "showwarning": warnings.showwarning}
 
@@ -172,8 +151,6 @@ def _logger_state(name: str) -> tuple:
 def view_logging() -> dict[str, Any]:
     disable, loggers = take_logging()
     return {"logging.disable": disable, **loggers}
-
-
 
 
 def undo_logging(before: tuple[int, dict[str, tuple]],

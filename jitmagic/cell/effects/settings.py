@@ -1,15 +1,13 @@
-"""The process-wide rows of one setting each: numpy's error handling and print options,
-decimal's context, the recursion limit, the switch interval, the integer string limit,
-``os.umask``, the signal handlers of SIGTERM, SIGUSR1, SIGUSR2 and SIGHUP, the
-environment, the working directory, ``sys.argv`` and ``sys.path``, the trace, profile and
-exception hooks and the standard streams. Each row's take, view and undo for
-:mod:`.table`."""
+"""The process-wide rows of one setting each (numpy, decimal, sys limits, ``umask``, signals, the
+environment, the folder, ``sys.argv``/``path``, hooks, streams, the random generators)."""
 
 from __future__ import annotations
 
 import decimal
 import functools
 import os
+import pickle
+import random
 import signal
 import sys
 import threading
@@ -25,44 +23,24 @@ from ...model.notes import Note
 from ...model.notes import PutBack
 from ...usercode import user_file
 from ..prelude import JAX_ENVIRONMENT
-from .hooks import Noting
-from .hooks import unwrap
+from .watch import Noting
+from .watch import unwrap
 
 
-def _numpy(call: str, now: Mapping[str, Any], before: Mapping[str, Any]) -> PutBack:
-    """What ``call`` set: each setting of ``now`` not as ``before``, with its ``repr``."""
-    changed = [(k, repr(v)) for k, v in now.items() if before.get(k) != v]
-    return PutBack("numpy_put_back", call, tuple(k for k, _ in changed),
-                   tuple(v for _, v in changed))
+def undo_numpy(call: str, get: Callable[[], Mapping[str, Any]], put: Callable[..., Any],
+               ) -> Callable[[dict[str, Any]], list[Note]]:
+    """How to put back numpy's settings that ``call(**settings)`` sets, said with each changed."""
+    def undo(before: dict[str, Any]) -> list[Note]:
+        changed = [(k, repr(v)) for k, v in get().items() if before.get(k) != v]
+        if not changed:
+            return []
+        put(**before)
+        return [PutBack("numpy_put_back", call, tuple(k for k, _ in changed),
+                        tuple(v for _, v in changed))]
+    return undo
 
 
-def undo_seterr(before: dict[str, Any]) -> list[Note]:
-    now = np.geterr()
-    if now == before:
-        return []
-    np.seterr(**before)
-    return [_numpy("np.seterr", now, before)]
-
-
-def undo_recursion(before: int) -> list[Note]:
-    now = sys.getrecursionlimit()
-    if now == before:
-        return []
-    sys.setrecursionlimit(before)
-    return [PutBack("setting_put_back", "sys.setrecursionlimit", repr(now), repr(before))]
-
-
-def undo_printoptions(before: dict[str, Any]) -> list[Note]:
-    now = np.get_printoptions()
-    if all(before.get(k) == v for k, v in now.items()):
-        return []
-    np.set_printoptions(**before)
-    return [_numpy("np.set_printoptions", now, before)]
-
-
-
-#: The settings of decimal's context a cell may change. Its flags are not settings but
-#: what arithmetic did (a plain run of the cell raises them as well): left as they are.
+#: The settings of decimal's context (its flags, what arithmetic did, are left as they are).
 DECIMAL_SETTINGS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp", "traps")
 
 
@@ -73,21 +51,18 @@ def decimal_settings(context: decimal.Context) -> dict[str, Any]:
 
 
 def take_decimal() -> tuple[decimal.Context, decimal.Context]:
-    """This thread's decimal context (the object the kernel's arithmetic uses), and a
-    copy of it as it is now."""
+    """This thread's decimal context and a copy of it as it is now."""
     context = decimal.getcontext()
     return context, context.copy()
 
 
 def view_decimal() -> tuple[decimal.Context, tuple[tuple[str, Any], ...]]:
-    """The context in use, and its settings (a cell sets one or replaces the context)."""
     context = decimal.getcontext()
     return context, tuple(decimal_settings(context).items())
 
 
 def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[Note]:
-    """The context object put back in use (``decimal.setcontext``) with its settings as
-    they were; said with each setting the cell left (``prec=5, it was 28``)."""
+    """The context object put back in use, its settings as they were."""
     context, was = before
     now = decimal.getcontext()
     old, new = decimal_settings(was), decimal_settings(now)
@@ -104,11 +79,9 @@ def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[Note]:
                              tuple(repr(old[k]) for k in changed))]
 
 
-
 def undo_set(call: str, get: Callable[[], Any], put: Callable[[Any], Any],
              ) -> Callable[[Any], list[Note]]:
-    """How to put back a setting of one value that ``call(value)`` sets (``sys.
-    setswitchinterval``): ``put(before)``, said with the value set and the one before."""
+    """How to put back a setting of one value that ``call(value)`` sets: ``put(before)``."""
     def undo(before: Any) -> list[Note]:
         now = get()
         if now == before:
@@ -120,8 +93,7 @@ def undo_set(call: str, get: Callable[[], Any], put: Callable[[Any], Any],
 
 
 def take_umask() -> int:
-    """The process's umask: read from ``/proc/self/status`` where there is one (reading
-    it otherwise sets it, for a moment, in every thread)."""
+    """The umask, from ``/proc/self/status`` where there is one (reading it otherwise sets it)."""
     try:
         with open("/proc/self/status") as status:
             for line in status:
@@ -134,23 +106,17 @@ def take_umask() -> int:
     return mask
 
 
-def set_umask(mask: int) -> None:
-    os.umask(mask)
-
-
 #: The signals whose handlers a cell may set (SIGINT is jitmagic's own while it measures).
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGUSR1", "SIGUSR2", "SIGHUP")
                 if hasattr(signal, name))
 
 
 def take_signals() -> dict[str, Any]:
-    """Each signal's handler, by the signal's name."""
     return {sig.name: signal.getsignal(sig) for sig in SIGNALS}
 
 
 def undo_signals(before: dict[str, Any], leave: Collection[Any] = ()) -> list[Note]:
-    """The handlers set back (``signal.signal``, from the main thread only: elsewhere the
-    error says so); a handler Python did not set (None) cannot be set, and is left."""
+    """The handlers set back (from the main thread); one not set from Python is left."""
     changed = [name for name, was in before.items() if name not in leave and was is not None
                and signal.getsignal(signal.Signals[name]) is not was]
     for name in changed:
@@ -158,22 +124,12 @@ def undo_signals(before: dict[str, Any], leave: Collection[Any] = ()) -> list[No
     return [PutBack("signals_put_back", tuple(changed))] if changed else []
 
 
-def take_environ() -> dict[str, str]:
-    return dict(os.environ)
-
-
 class Environ:
-    """``os.environ`` as it was, and which variables library code set meanwhile: a
-    library's import sets its own (JAX's ``MOSAIC_GPU_CUDA_ROOT``, TensorFlow's
-    ``TF_FORCE_GPU_ALLOW_GROWTH``), and the module stays imported, so they stay, as its
-    warnings filters do. Whose code wrote each is told by wrapping ``os.environ``'s
-    ``__setitem__`` and ``__delitem__`` (the first caller outside ``os`` and the
-    mapping mixins), by the one rule of :func:`~jitmagic.usercode.user_file`."""
+    """``os.environ`` as it was, and which variables library code set meanwhile (kept)."""
 
     def __init__(self) -> None:
         self.was = dict(os.environ)
-        #: When JAX would have read the cell's JAX and XLA variables: had it been imported,
-        #: had its backend started (each reads them once).
+        #: Whether JAX had been imported, and its backend started (each reads them once).
         self.read = ("jax" in sys.modules, backend_started())
         self.theirs: dict[str, bool] = {}  # each variable written: last by library code
         kind = type(os.environ)
@@ -196,25 +152,22 @@ class Environ:
 
 
 def _mapping_files() -> frozenset[str]:
-    """The files (as their code names them: ``<frozen os>``) of ``os.environ``'s class
-    and of the mapping mixins its ``setdefault`` and ``update`` come from."""
+    """The files of ``os.environ``'s class and of the mapping mixins its ``update`` comes from."""
     from collections.abc import MutableMapping
 
     return frozenset({type(os.environ).__init__.__code__.co_filename,
                       MutableMapping.setdefault.__code__.co_filename})
 
 
-#: The files of ``os.environ``'s methods (``setdefault``, ``update``, ``pop`` write
-#: through ``__setitem__``) and of the wrapper that notes the write: the writer is the
-#: first caller outside them.
+#: The files of ``os.environ``'s methods and of the wrapper: the writer is the first caller
+#: outside them.
 _PASSED_OVER = _mapping_files() | {Noting.__call__.__code__.co_filename,
                                    Environ._wrote.__code__.co_filename}
 
 
 def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
                  read: tuple[bool, bool] = (False, False)) -> list[Note]:
-    """``os.environ`` as ``before``, but for the variables in ``leave``; ``read``: whether
-    jax had been imported, and its backend started, before the cell (:func:`_read_once`)."""
+    """``os.environ`` as ``before`` but for ``leave``; ``read``: when JAX read it."""
     now = dict(os.environ)
     changed = [k for k in before if now.get(k) != before[k] and k not in leave]
     added = [k for k in now if k not in before and k not in leave]
@@ -233,9 +186,7 @@ def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
 
 def _read_once(names: list[str], added: list[str], imported: bool,
                started: bool) -> PutBack:
-    """The JAX and XLA variables the cell changed: JAX reads ``JAX_*`` once at import, XLA
-    the others (``XLA_FLAGS``, device lists) once as its backend starts, so set after that
-    they changed nothing (``late``), and set before it they stay in effect."""
+    """The JAX and XLA variables the cell changed, and whether JAX read them yet."""
     late = [n for n in names if imported if n.startswith("JAX_") or started]
     took = [n for n in names if n not in late]
     return PutBack("jax_environ_put_back", tuple(late), tuple(took),
@@ -258,7 +209,6 @@ def undo_cwd(before: str | None) -> list[Note]:
 
 
 def sys_list(name: str) -> Callable[[], tuple[list, list]]:
-    """How to take ``sys.<name>``: (the list itself, a copy of it)."""
     return lambda: (getattr(sys, name), list(getattr(sys, name)))
 
 
@@ -275,8 +225,7 @@ def undo_sys_list(name: str) -> Callable[[tuple[list, list]], list[Note]]:
 
 
 def _set_profile(profiler: Any) -> None:
-    """``sys.setprofile`` again; a C-level profiler (``cProfile``: the object is not
-    callable) is put back by its own ``enable()``, keeping what it collected."""
+    """``sys.setprofile`` again; a C-level profiler (``cProfile``) by its own ``enable()``."""
     if profiler is not None and not callable(profiler) and hasattr(profiler, "enable"):
         sys.setprofile(None)
         profiler.enable()
@@ -313,3 +262,45 @@ def undo_hooks(before: list[Any], leave: Collection[Any] = ()) -> list[Note]:
             put(was)
             changed.append(what)
     return [PutBack("hooks_put_back", tuple(changed))] if changed else []
+
+
+# --- the global random generators, kept as after one run of the cell (a helper draws once
+# per trace: :meth:`Streams.settle`) -------------------------------------------------------
+
+
+def _states() -> dict[str, Any]:
+    return {"np.random": np.random.get_state(legacy=False), "random": random.getstate()}
+
+
+def view_streams() -> dict[str, Any]:
+    """Each generator's state, comparable with ``==`` (numpy's holds an array)."""
+    return {name: pickle.dumps(state) for name, state in _states().items()}
+
+
+def _set_stream(name: str, state: Any) -> None:
+    if name == "random":
+        random.setstate(state)
+    else:
+        np.random.set_state(state)
+
+
+class Streams:
+    """The generators' states before the cell, and as after one run of it."""
+
+    def __init__(self) -> None:
+        self.before = _states()
+        self.once: dict[str, Any] | None = None
+
+    def settle(self) -> None:
+        if self.once is None:
+            self.once = _states()
+
+    def undo(self, leave: Collection[Any] = ()) -> list[Note]:
+        kept = self.before if self.once is None else self.once
+        now = view_streams()
+        changed = [name for name, state in kept.items()
+                   if name not in leave and now[name] != pickle.dumps(state)]
+        for name in changed:
+            _set_stream(name, kept[name])
+        return [PutBack("streams_put_back", tuple(changed), self.once is not None)] \
+            if changed else []

@@ -1,69 +1,16 @@
-"""Every thing a cell's code may change outside its scratch namespace: one row each, how
-it is snapshot, how it is put back, and what the result's warnings say of it.
-
-The cell's helpers run once per trace, and a comparison traces them many times, so
-whatever they change is changed that often, and would outlive the measurement:
-
-===========================  =======================================  ========================
-snapshot                     restored by                              the sentence names
-===========================  =======================================  ========================
-*process-wide rows*
-pyplot's figure numbers      closing the figures opened since         N matplotlib figures
-(if pyplot is imported)
-``jax.monitoring``'s lists   the listeners added removed, the ones    N jax.monitoring
-of listeners                 removed registered again                 listeners
-``warnings.filters``,        the list (the same object) and its       the warnings filters,
-``warnings.showwarning``     contents (a library's new ones kept);    warnings.showwarning
-                             the function
-the root, ``jax`` and        level, handlers, propagate, disabled;    the root logger,
-``jaxlib`` loggers,          ``logging.disable(level)``               logging.disable
-``logging.disable``
-matplotlib's ``rcParams``    the values changed (``backend`` aside)   the rcParams changed
-(if matplotlib is imported)
-``np.geterr()``              ``np.seterr(**before)``                  np.seterr's new values
-``np.get_printoptions()``    ``np.set_printoptions(**before)``        the options changed
-``decimal.getcontext()``     ``decimal.setcontext`` of the object,    the settings changed
-                             its settings (not its flags) set back    (``prec=5, it was 28``)
-``np.random``'s and          the state after the cell's setup and     the generators drawn
-``random``'s global          first trace (one run of the cell), or    from, and to which
-generators                   before the cell where there was none     state
-``sys.getrecursionlimit()``  ``sys.setrecursionlimit``                the limit set
-``sys.getswitchinterval()``  ``sys.setswitchinterval``                the interval set
-``sys.get_int_max_str_``     ``sys.set_int_max_str_digits``           the limit set
-``digits()``
-``os.umask``                 ``os.umask``                             the mask set
-SIGTERM's, SIGUSR1's,        ``signal.signal`` (main thread only)     the signals
-SIGUSR2's, SIGHUP's handler
-``os.environ``               each variable changed, added, removed    the variables
-                             (those library code set kept)
-the working directory        ``os.chdir``                             the directory
-``sys.argv``, ``sys.path``   the list (the same object), contents     sys.argv, sys.path
-``sys``' and ``threading``'  ``sys.settrace``, ``sys.setprofile``,    the hook
-trace, profile and           ``threading.settrace``, ``setprofile``,
-exception hooks              ``excepthook`` set back
-``sys.stdout``, ``stderr``   the stream object                        sys.stdout, sys.stderr
-*name rows*
-``jax.config.values``        ``jax.config.update`` of each changed    each option, its value,
-                             (one only another thread set, kept)      whose change it was
-the names of                 each name changed put back, each added   each name
-``WATCHED_MODULES``          deleted (modules a cell imports kept)
-(``jnp.sin = ...``)
-the names of the user's      the same (:func:`~.names.user_dicts`     the names, in one
-modules and classes          finds them)                              sentence
-the kernel's namespace       the same (IPython's history aside)       your globals
-===========================  =======================================  ========================
-
-The name rows are taken shallowly: the names, not the objects they hold (a list changed
-in place stays changed). The process-wide rows belong to the process: a file run, whose
-process ends after it, leaves them alone.
-"""
+"""Every thing a cell's code may change outside its scratch namespace (its helpers run once per
+trace, so what they change would outlive the measurement), one row each: how it is snapshot, put
+back, viewed between stages and named. A file run leaves the process-wide rows (:data:`PROCESS`)
+alone; the name rows (:func:`name_rows`) are taken shallowly."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Callable
 from collections.abc import Collection
+from collections.abc import Mapping
 from typing import Any
 from typing import NamedTuple
 
@@ -73,18 +20,13 @@ from ...model.notes import Note
 from . import names
 from . import registries
 from . import settings
-from . import streams
 
 #: The key of a row that is one value (the working directory, sys.path) in its view.
 WHOLE = "whole"
 
 
 class Effect(NamedTuple):
-    """One row: how to snapshot one kind of state (``take``), how to put it back (``undo``,
-    given the snapshot and ``leave``: the keys of ``view`` that the
-    :class:`~.watch.Watch` found another thread changed; it returns the notes for the
-    result's warnings, none where nothing changed), how to view it again cheaply between
-    stages (``view``: key → value), and what the warnings call one of its keys."""
+    """One row: ``take`` a snapshot, ``undo`` it, ``view`` it cheaply, ``label`` a key."""
 
     take: Callable[[], Any]
     undo: Callable[..., list[Note]]
@@ -97,25 +39,21 @@ class Effect(NamedTuple):
 
 
 def _whole(undo: Callable[[Any], list[Note]]) -> Callable[..., list[Note]]:
-    """``undo`` of a row that is one value, left alone where the watch says another
-    thread changed it."""
+    """``undo`` of a one-value row, left alone where another thread changed it."""
     def undo_unless_left(before: Any, leave: Collection[Any] = ()) -> list[Note]:
         return [] if WHOLE in leave else undo(before)
     return undo_unless_left
 
 
 def _one(take: Callable[[], Any]) -> Callable[[], dict[str, Any]]:
-    """The view of a row that is one value."""
     return lambda: {WHOLE: take()}
 
 
 def _named(row: str, key: str = "") -> Callable[[Any], tuple[str, str]]:
-    """The label of a row whose keys are all one thing (``key``)."""
     return lambda _: (row, key)
 
 
 def _keyed(row: str) -> Callable[[Any], tuple[str, str]]:
-    """The label of a row whose keys are named as they are (a variable's name)."""
     return lambda key: (row, str(key))
 
 
@@ -125,8 +63,13 @@ def _sys_list(name: str) -> Effect:
 
 
 def _setting(call: str, get: Callable[[], Any], put: Callable[[Any], Any]) -> Effect:
-    """The row of a setting of one value, read by ``get`` and set by ``call``/``put``."""
     return Effect(get, _whole(settings.undo_set(call, get, put)), _one(get), _named(call))
+
+
+def _numpy(call: str, get: Callable[[], Mapping[str, Any]], put: Callable[..., Any]) -> Effect:
+    """The row of numpy's settings that ``call(**settings)`` sets."""
+    return Effect(get, _whole(settings.undo_numpy(call, get, put)),
+                  _one(lambda: tuple(sorted(get().items(), key=repr))), _named(call))
 
 
 #: The process-wide rows, in the order they are snapshot and put back.
@@ -139,26 +82,23 @@ PROCESS: tuple[Effect, ...] = (
            lambda key: ("filters", "showwarning" if key == "showwarning" else "")),
     Effect(registries.take_logging, registries.undo_logging, registries.view_logging,
            _keyed("logging")),
-    Effect(registries.take_rc, registries.undo_rc, registries.view_rc, _keyed("rc")),
-    Effect(np.geterr, _whole(settings.undo_seterr),
-           _one(lambda: tuple(sorted(np.geterr().items()))),
-           _named("np.seterr")),
-    Effect(np.get_printoptions, _whole(settings.undo_printoptions),
-           _one(lambda: tuple(sorted(np.get_printoptions().items(), key=repr))),
-           _named("np.set_printoptions")),
+    Effect(registries.take_rc, registries.undo_rc, lambda: registries.take_rc() or {},
+           _keyed("rc")),
+    _numpy("np.seterr", np.geterr, np.seterr),
+    _numpy("np.set_printoptions", np.get_printoptions, np.set_printoptions),
     Effect(settings.take_decimal, _whole(settings.undo_decimal),
            _one(settings.view_decimal), _named("decimal")),
-    Effect(streams.Streams, streams.Streams.undo, streams.view, _keyed("random"),
-           settle=streams.Streams.settle),
-    Effect(sys.getrecursionlimit, _whole(settings.undo_recursion), _one(sys.getrecursionlimit),
-           _named("sys.setrecursionlimit")),
+    Effect(settings.Streams, settings.Streams.undo, settings.view_streams, _keyed("random"),
+           settle=settings.Streams.settle),
+    _setting("sys.setrecursionlimit", sys.getrecursionlimit, sys.setrecursionlimit),
     _setting("sys.setswitchinterval", sys.getswitchinterval, sys.setswitchinterval),
     _setting("sys.set_int_max_str_digits", sys.get_int_max_str_digits,
              sys.set_int_max_str_digits),
-    _setting("os.umask", settings.take_umask, settings.set_umask),
+    _setting("os.umask", settings.take_umask, os.umask),
     Effect(settings.take_signals, settings.undo_signals, settings.take_signals,
            _keyed("signals"), identity=True),
-    Effect(settings.Environ, settings.Environ.undo, settings.take_environ, _keyed("environ")),
+    Effect(settings.Environ, settings.Environ.undo, lambda: dict(os.environ),
+           _keyed("environ")),
     Effect(settings.take_cwd, _whole(settings.undo_cwd), _one(settings.take_cwd),
            _named("cwd")),
     _sys_list("argv"),
@@ -168,21 +108,20 @@ PROCESS: tuple[Effect, ...] = (
 
 
 def name_rows(namespace: dict[str, Any] | None) -> tuple[Effect, ...]:
-    """The name rows, in the order they are snapshot and put back: JAX's config, each
-    watched module, the user's modules and classes as they are now, and ``namespace``
-    (where there is one)."""
+    """JAX's config, the watched modules, the user's modules and classes, ``namespace``."""
     config = Effect(names.Config, names.Config.undo, names.take_config,
                     _keyed("config"), process=False)
     modules = tuple(_module(name) for name in names.WATCHED_MODULES)
     owners = names.user_dicts(namespace)
-    own = Effect(names.take_own(owners), names.undo_own(owners), names.view_own(owners),
+    own = Effect(lambda: {label: dict(vars(owner)) for label, owner in owners.items()},
+                 names.undo_own(owners), names.view_own(owners),
                  lambda key: ("own", f"{key[0]}.{key[1]}"), identity=True, process=False)
     return (config, *modules, own, *(() if namespace is None else (_kernel(namespace),)))
 
 
 def _module(name: str) -> Effect:
     module = importlib.import_module(name)
-    return Effect(names.names_of(module), names.undo_names(name, module),
+    return Effect(lambda: dict(vars(module)), names.undo_names(name, module),
                   names.view_names(module), lambda key: ("module", f"{name}.{key}"), identity=True,
                   process=False)
 
@@ -194,7 +133,5 @@ def _kernel(namespace: dict[str, Any]) -> Effect:
 
 
 def effects(namespace: dict[str, Any] | None, process: bool = True) -> tuple[Effect, ...]:
-    """The whole table for a measurement over ``namespace``, in the order its rows are
-    snapshot and watched: the process-wide rows (where ``process``), then the name rows
-    (put back first: :func:`~jitmagic.cell.effects.effects_undone`)."""
+    """The table for ``namespace``: the process-wide rows (where ``process``), the name rows."""
     return (*(PROCESS if process else ()), *name_rows(namespace))

@@ -1,9 +1,4 @@
-"""Whose change it was: the measured code's, or another thread's (:class:`Watch`).
-
-Each row of :mod:`.table` is viewed again between jitmagic's own stages, so that the
-undo puts back only what the cell's code changed, and leaves as it is (and names) what
-another thread changed while the cell's code could not run.
-"""
+"""Whose change it was: the measured code's, or another thread's (:class:`Watch`)."""
 
 from __future__ import annotations
 
@@ -16,31 +11,19 @@ from ...model.notes import PutBack
 from ...model.progress import Draw
 from ...model.progress import Progress
 
-#: What a row's ``label`` makes of one of its keys: the row (as
-#: :data:`jitmagic.render.notes.helpers.THINGS` names it: "environ") and the key's name.
+#: What a row's ``label`` makes of one of its keys: (the row, the key's name).
 Label = Callable[[Any], tuple[str, str]]
-#: The stages of a measurement in which the cell's code does not run on the measuring
-#: thread (compiled calls, XLA's compile): a change seen across one is another thread's.
+#: The stages in which the cell's code does not run: a change across one is another thread's.
 NOT_THE_CELLS = frozenset({"steady state", "XLA compile"})
-#: The stage of the discovery trace (:meth:`~jitmagic.measure.sampling.stops.Checkpoint.
-#: finding_helpers`): the stage after it begins once the cell's setup and first trace ran.
+#: The stage of the discovery trace: the one after it begins once the cell ran once.
 FINDING_HELPERS = "finding helpers"
 _MISSING = object()
 
 
 class Watch:
-    """Which changes the measured code made, and which another thread made meanwhile.
-
-    Each kind of state is viewed again (:meth:`mark`) between jitmagic's own stages on the
-    measuring thread: before the cell's setup, before each stage of the measurement (its
-    progress, :meth:`drawing`), and as it ends. A key that changed in a window where the
-    cell's code could run (its setup, a trace, a first call) is the cell's, put back as
-    before; one that changed only in windows where it could not (a steady-state loop, an
-    XLA compile: :data:`NOT_THE_CELLS`) is another thread's (:meth:`theirs`), left as it
-    is and named by :meth:`left`. A change another thread makes while the cell's code
-    could run is still put back: nothing tells them apart (and what jitmagic switches
-    and puts back itself, the compilation cache, stays the cell's where the cell set it).
-    """
+    """Which changes the measured code made and which another thread made meanwhile: a key changed
+    only in windows where the cell's code could not run (:data:`NOT_THE_CELLS`) is another
+    thread's, left and named."""
 
     def __init__(self) -> None:
         self._views: dict[str, tuple[Callable[[], dict], Label, bool]] = {}
@@ -54,16 +37,13 @@ class Watch:
 
     def add(self, name: str, view: Callable[[], dict], label: Label,
             identity: bool = False) -> None:
-        """Watch ``view`` (key → value, compared with ``is`` where ``identity``) from now;
-        ``label`` names a key in :meth:`left`'s note."""
+        """Watch ``view`` (by ``is`` where ``identity``) from now; ``label`` names a key."""
         seen = _viewed(view, {})
         self._views[name] = (view, label, identity)
         self._first[name], self._seen[name], self._cells_changed[name] = seen, seen, set()
 
     def mark(self, cells: bool) -> None:
-        """A boundary between two of jitmagic's stages: what changed since the last one
-        changed in the window that ends here; the one that begins may run the cell's code
-        (``cells``) or not."""
+        """A boundary between stages; the next may run the cell's code (``cells``) or not."""
         for name, (view, _, identity) in self._views.items():
             was = self._seen[name]
             now = _viewed(view, was)
@@ -77,14 +57,11 @@ class Watch:
         self._cells = cells
 
     def once_traced(self, settle: Callable[[], None]) -> None:
-        """Call ``settle`` once, when the cell's setup and its first (discovery) trace
-        have run: the state then is what one run of the cell leaves."""
+        """Call ``settle`` once the cell's setup and its first (discovery) trace have run."""
         self._settles.append(settle)
 
     def drawing(self, draw: Draw | None) -> Draw:
-        """A progress ``draw`` that marks each stage's start first (and draws nothing
-        without one): the measurement tells its progress between stages, never inside
-        one. The stage after the first discovery trace settles (:meth:`once_traced`)."""
+        """A progress ``draw`` that first marks each stage's start."""
         def marked(p: Progress) -> None:
             if self._finding and p.stage != FINDING_HELPERS:
                 settles, self._settles = self._settles, []
@@ -97,8 +74,7 @@ class Watch:
         return marked
 
     def theirs(self, name: str) -> frozenset[Any]:
-        """The keys of view ``name`` changed since it was added (as of the last
-        :meth:`mark`) only in windows where the cell's code could not run."""
+        """The keys of ``name`` changed only in windows where the cell's code could not run."""
         if name not in self._views:
             return frozenset()
         identity, mine = self._views[name][2], self._cells_changed[name]
@@ -107,17 +83,14 @@ class Watch:
                          and _changed(first.get(k, _MISSING), now.get(k, _MISSING), identity))
 
     def left(self) -> list[Note]:
-        """One note naming what another thread changed (:meth:`theirs`), or none."""
+        """One note naming what another thread changed, or none."""
         things = list(dict.fromkeys(self._views[name][1](key) for name in self._views
                                     for key in sorted(self.theirs(name), key=repr)))
-        if not things:
-            return []
         return [PutBack("left_as_is", tuple(row for row, _ in things),
-                        tuple(key for _, key in things))]
+                        tuple(key for _, key in things))] if things else []
 
 
 def _viewed(view: Callable[[], dict], otherwise: dict) -> dict:
-    """``view()``; ``otherwise`` (no change seen) where it fails."""
     try:
         return view()
     except Exception:  # noqa: BLE001 (a state that cannot be read now is not compared)
@@ -125,7 +98,7 @@ def _viewed(view: Callable[[], dict], otherwise: dict) -> dict:
 
 
 def _same_view(was: dict, now: dict, identity: bool) -> bool:
-    """Whether nothing in a view changed (the quick answer, in C; False: look key by key)."""
+    """Whether nothing in a view changed (quick, in C; False: look key by key)."""
     try:
         if identity:
             return was.keys() == now.keys() and all(map(operator.is_, was.values(),
@@ -149,3 +122,35 @@ def differs(a: Any, b: Any) -> bool:
         return bool(a != b)
     except Exception:  # noqa: BLE001 (an array-valued setting: by identity)
         return a is not b
+
+
+# --- wrappers that note who calls a function while a cell is measured, removable wherever
+# they stand in a chain (two measurements on two threads may each wrap one function) ---
+
+
+class Noting:
+    """``inner`` (the function wrapped), then ``note`` with the same arguments."""
+
+    def __init__(self, inner: Callable[..., Any], note: Callable[..., None]) -> None:
+        self.inner, self.note = inner, note
+
+    def __call__(self, *args: Any) -> Any:
+        got = self.inner(*args)
+        self.note(*args)
+        return got
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        """As a class attribute (``os.environ``'s ``__setitem__``): bound, as a function is."""
+        return self if obj is None else (lambda *args: self(obj, *args))
+
+
+def unwrap(current: Any, mine: Noting, put_back: Callable[[Any], None]) -> None:
+    """Take ``mine`` out of the chain of wrappers that begins at ``current``."""
+    if current is mine:
+        put_back(mine.inner)
+        return
+    while isinstance(current, Noting):
+        if current.inner is mine:
+            current.inner = mine.inner
+            return
+        current = current.inner

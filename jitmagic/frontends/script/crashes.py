@@ -1,22 +1,6 @@
-"""``python -m jitmagic FILE.py`` (and ``watch FILE.py``) when the process measuring
-ends before it finished: native code kills it, another process does, or the code it runs
-calls ``os._exit``.
-
-A compile that crashes XLA (a segmentation fault) or libtpu (an abort) ends the
-process by a signal, before anything is printed: the command ended with 139 and no
-word. So the command measures in a child process of its own
-(:func:`~jitmagic.measure.children.run_child`, its output the command's own, a
-terminal's Ctrl-C reaching it as before) whose progress also goes to the stage file
-(:func:`staged`); the parent only waits, and where the child is killed by a signal it
-says which, in which variant and stage the measurement was, and what to do
-(:func:`~jitmagic.render.progress.crash_report`), and ends as a shell would say
-(128 + the signal; 130 for a Ctrl-C before the child could handle it). A child that
-ended with a status before it got to its end (``os._exit(0)`` in the user's code) did
-not finish either, whatever the status: said, and :data:`RAISED`. The child runs with
-``faulthandler`` on: Python's traceback at the crash is on stderr above. ``diff`` runs
-in the command's own process, as does a process of ``--processes`` (its launcher
-watches it), and every command where :data:`IN_ONE_PROCESS` is ``1``.
-"""
+"""The command when the process measuring ends before it finished (a signal: XLA's segfault,
+libtpu's abort; the code's ``os._exit``): it measures in a child of its own, and the parent says
+which signal, in which stage, and what to do, ending as a shell would (128 + the signal)."""
 
 from __future__ import annotations
 
@@ -42,15 +26,12 @@ from ..statuses import killed_by
 
 #: The command's first words that run in its own process.
 UNWATCHED = ("diff",)
-#: Set to 1: the command measures in its own process, unwatched (a debugger's, or a test
-#: harness's that presses Ctrl-C inside the measuring process).
+#: Set to 1: the command measures in its own process, unwatched (for a debugger).
 IN_ONE_PROCESS = "JITMAGIC_IN_ONE_PROCESS"
 
 
 def supervised(argv: list[str]) -> int | None:
-    """The command run in a watched child: its exit status (a crash said, and 128 + its
-    signal); None where this process is to run it itself (it is that child, a process of
-    ``--processes``, ``diff``, :data:`IN_ONE_PROCESS` is set, or no child could start)."""
+    """The command run in a watched child: its status (None: run it here)."""
     if children.inside() or launcher.is_child() or argv[:1] and argv[0] in UNWATCHED \
             or os.environ.get(IN_ONE_PROCESS) == "1":
         return None
@@ -76,14 +57,12 @@ _NAME = {False: "jitmagic", True: "jitmagic watch"}
 
 
 def staged(draw: Any) -> Any:
-    """``draw`` (a progress drawer, or None) in a watched child writing where the
-    measurement is to the stage file first; elsewhere ``draw`` itself."""
+    """``draw`` writing where the measurement is to the stage file first, in a watched child."""
     return _Staged(draw) if children.inside() else draw
 
 
 class _Staged:
-    """A progress drawer that writes where the measurement is, then draws; with
-    ``--quiet`` (its ``when_quiet``) it only writes."""
+    """A progress drawer that writes where the measurement is, then draws."""
 
     def __init__(self, draw: Any):
         self.draw = draw

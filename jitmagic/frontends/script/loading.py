@@ -1,8 +1,4 @@
-"""The command's script before it runs: read in its declared encoding
-(:func:`read_source`), given the namespace ``python FILE.py`` would give it
-(:func:`load_target`), and checked that it compiles and ends in a call
-(:func:`check_compiles`, :func:`check_shape`), said as exit status 2 before any of it runs.
-"""
+"""The command's script before it runs: read, given its namespace, and checked (exit status 2)."""
 
 from __future__ import annotations
 
@@ -16,15 +12,13 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ...cell.prelude import ends_in_call
+from ...cell.prelude import unguarded
 from ...errors import InputError
 
 
 def load_target(target: str) -> tuple[str, dict[str, Any]]:
-    """(source, base namespace) for a file, or for the demo: its module source plus ``g(x)``.
-
-    The namespace is a fresh module namespace named ``__main__``, as for
-    ``python FILE.py``; the file's folder goes first on ``sys.path`` likewise.
-    """
+    """(source, base namespace) for a file or the demo, as ``python FILE.py`` has."""
     if target == "demo":
         path = Path(__file__).parent.parent / "demo.py"  # read, not imported: it builds an array
         source = path.read_text(encoding="utf-8") + "\ng(x)\n"
@@ -37,7 +31,6 @@ def load_target(target: str) -> tuple[str, dict[str, Any]]:
 
 
 def script_path(target: str) -> Path:
-    """The command's file, ``InputError`` (exit status 2) where there is none."""
     path = Path(target)
     if not path.is_file():
         said = " is a folder" if path.is_dir() else " is not a Python file" \
@@ -48,7 +41,7 @@ def script_path(target: str) -> Path:
 
 
 def read_source(path: Path) -> str:
-    """The file's text in its declared encoding (a PEP 263 ``# coding:`` line, else UTF-8)."""
+    """The file's text in its declared encoding (PEP 263, else UTF-8)."""
     try:
         with tokenize.open(path) as f:
             return f.read()
@@ -59,15 +52,9 @@ def read_source(path: Path) -> str:
 
 
 def check_shape(source: str, filename: str) -> None:
-    """``InputError`` (exit status 2) for a file that does not compile or does not end in
-    a call, said as the command says it for one process; checked by the launcher before it
-    starts any (each would say it, after the file's leading lines). The parser (and
-    jax) is imported only where the file's last statement is not a call."""
+    """``InputError`` for a file that does not compile or end in a call."""
     check_compiles(source, filename)
-    body = ast.parse(source).body
-    if body and isinstance(body[-1], ast.If) and body[-1].body:  # `if __name__ == ...:`
-        body = [*body[:-1], *body[-1].body]
-    if body and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call):
+    if ends_in_call(unguarded(ast.parse(source).body)):
         return
     from ...cell.prepare import parse
 
@@ -81,9 +68,7 @@ COMPILE_HINTS = (("'await' outside", "a file runs as a script, where `await` nee
 
 
 def check_compiles(source: str, filename: str) -> None:
-    """``InputError`` (exit status 2) for a file Python would refuse to run: a syntax
-    error, a top-level ``await`` or ``return``, ``nonlocal`` without a binding, a null
-    byte. Checked before any of it runs, as ``python FILE.py`` would."""
+    """``InputError`` for a file Python would refuse to run, before any of it runs."""
     try:
         with warnings.catch_warnings():  # a SyntaxWarning is shown when the file runs
             warnings.simplefilter("ignore")
@@ -99,8 +84,7 @@ def check_compiles(source: str, filename: str) -> None:
 
 
 def source_of(script: str | None) -> str | None:
-    """The file's text, to check before starting processes (None: the demo, or unreadable:
-    the command itself then says why)."""
+    """The file's text to check before starting processes (None: the demo, or unreadable)."""
     if script is None:
         return None
     with contextlib.suppress(OSError, InputError):

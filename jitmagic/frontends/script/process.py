@@ -1,12 +1,5 @@
-"""Ctrl-C in the command's process: its last moments (:func:`exit_now`,
-:func:`end_on_ctrl_c`, :func:`ignore_ctrl_c`: the process never ends by a signal or with a
-traceback), a stretch where it is ignored while the command says why it ends
-(:func:`ctrl_c_ignored`), and every press counted while it runs
-(:func:`presses_counted`), even two that reach Python's handler as one.
-
-These set what SIGINT does for the whole process; what is held while something of the
-user's is put back is :mod:`jitmagic.interrupts`'s.
-"""
+"""Ctrl-C in the command's process: its last moments, a stretch where it is ignored, and every
+press counted (:class:`Presses`)."""
 
 from __future__ import annotations
 
@@ -24,16 +17,13 @@ from ...measure import children
 from ...measure.sampling.stops import ABANDON_S
 from ..statuses import INTERRUPTED
 
-#: What the command says of a Ctrl-C as its process ends (after
-#: :func:`~jitmagic.frontends.command.main`).
+#: What the command says of a Ctrl-C as its process ends.
 ENDED = ("interrupted by Ctrl-C as the command ended (what it printed, and every report "
          "it wrote, is whole)")
 
 
 def exit_now(status: int, line: str | None = None) -> NoReturn:
-    """End the process at once with ``status``: Ctrl-C ignored, ``line`` said, the
-    output flushed; no exit function runs (XLA may still compile in its thread). A
-    child of :mod:`~jitmagic.measure.children` says first that it got to its end."""
+    """End the process now with ``status``, ``line`` said and output flushed."""
     ignore_ctrl_c()
     children.finished()
     if line is not None:
@@ -46,22 +36,19 @@ def exit_now(status: int, line: str | None = None) -> NoReturn:
 
 
 def ignore_ctrl_c() -> None:
-    """Ignore SIGINT from now on (the process is ending)."""
     with contextlib.suppress(ValueError, OSError):  # ValueError: not the main thread
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def end_on_ctrl_c() -> None:
-    """From now on a Ctrl-C ends the process at once with :data:`ENDED` and 130 (where
-    SIGINT is handled at all: under ``nohup`` it stays ignored)."""
+    """From now on a Ctrl-C ends the process at once with :data:`ENDED` and 130."""
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, lambda signum, frame: exit_now(INTERRUPTED, ENDED))
 
 
 @contextlib.contextmanager
 def ctrl_c_ignored() -> Iterator[None]:
-    """Within: SIGINT is ignored (the command says why it ends, then ends); the handler
-    before is put back after (``main`` also runs inside other programs)."""
+    """Within: SIGINT is ignored; the handler before is put back after."""
     try:
         before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     except ValueError:  # not the main thread: no handler of ours can run there anyway
@@ -75,17 +62,8 @@ def ctrl_c_ignored() -> Iterator[None]:
 
 
 class Presses:
-    """When each Ctrl-C (SIGINT) reached the process while
-    :func:`~jitmagic.frontends.command.main` ran (``time.monotonic()``), whichever
-    handler ran for it.
-
-    Counted from a wakeup file descriptor (``signal.set_wakeup_fd``), which gets one byte
-    per signal: two presses that arrive while C code runs (an XLA compile looks for
-    signals only now and then) reach a Python handler as one, so the measurement's
-    :class:`~jitmagic.measure.sampling.stops.Checkpoint` sees one press where there were
-    two. A thread of its own notes each byte's time as it comes; :meth:`times` reads
-    what that thread has not read yet. Where no wakeup descriptor can be set (not the
-    main thread, no pipes) nothing is counted."""
+    """When each Ctrl-C came, from a wakeup descriptor (two presses during C code reach Python as
+    one)."""
 
     def __init__(self, fd: int | None = None) -> None:
         self._fd = fd
@@ -93,18 +71,15 @@ class Presses:
         self._lock = threading.Lock()
 
     def times(self) -> list[float]:
-        """When each press came, in order."""
         with self._lock:
             self._read()
             return list(self._times)
 
     def last(self) -> float | None:
-        """When the last press came (None: none yet)."""
         times = self.times()
         return times[-1] if times else None
 
     def twice(self) -> bool:
-        """Whether two presses came within ``ABANDON_S`` seconds of each other."""
         times = self.times()
         return any(b - a < ABANDON_S for a, b in zip(times, times[1:], strict=False))
 
@@ -125,7 +100,6 @@ class Presses:
         return True
 
     def _follow(self) -> None:
-        """The thread: wait for bytes, note them, until the pipe ends."""
         while True:
             with self._lock:
                 fd = self._fd
@@ -142,8 +116,7 @@ class Presses:
 
 @contextlib.contextmanager
 def presses_counted() -> Iterator[Presses]:
-    """Within: every SIGINT is counted in the :class:`Presses` given; the wakeup
-    descriptor before (none, in a plain process) is put back after."""
+    """Within: every SIGINT counted in the :class:`Presses` given."""
     try:
         read_fd, write_fd = os.pipe()
     except OSError:

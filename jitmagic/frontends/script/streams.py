@@ -1,9 +1,5 @@
-"""The command's stdout and stderr: characters their encoding cannot write are replaced
-(:func:`safe_output`), and a stdout closed early (``| head``) ends the printing quietly
-(:func:`show`), and a stderr closed or whose reader has gone drops what is written to it
-(:func:`forgiving_stderr`), so that a finished measurement never ends in a
-``UnicodeEncodeError`` or a ``BrokenPipeError``.
-"""
+"""The command's stdout and stderr, made so that a finished measurement never ends in a
+``UnicodeEncodeError`` or ``BrokenPipeError``."""
 
 from __future__ import annotations
 
@@ -13,24 +9,19 @@ import os
 import sys
 from typing import Any
 
-#: Characters the command's own output holds (``1.8×``, ``0–3``, ``µs``, ``·``, ``…``):
-#: a stream whose encoding cannot write them gets an error handler that replaces them.
+#: Characters the command's output holds: a stream that cannot write them replaces them.
 OWN_CHARACTERS = "×–µ·…→≈"
 #: The error handler each stream gets then (stderr's is Python's default for it).
 SAFE_ERRORS = (("stdout", "replace"), ("stderr", "backslashreplace"))
 
 
 def safe_output() -> None:
-    """Make stdout and stderr replace what their encoding cannot write, rather than raise
-    ``UnicodeEncodeError`` (a C locale gives ASCII with ``surrogateescape``,
-    ``PYTHONIOENCODING=ascii`` ASCII with ``strict``). Streams that can write the
-    command's characters (UTF-8), or already replace, are left as they are."""
+    """Make stdout and stderr replace what their encoding cannot write."""
     for name, errors in SAFE_ERRORS:
         _replacing(getattr(sys, name, None), errors)
 
 
 def _replacing(stream: Any, errors: str) -> None:
-    """Reconfigure ``stream`` with ``errors`` where it would raise on :data:`OWN_CHARACTERS`."""
     reconfigure = getattr(stream, "reconfigure", None)
     if not callable(reconfigure) or getattr(stream, "errors", "strict") not in (
             "strict", "surrogateescape"):
@@ -45,14 +36,8 @@ def _replacing(stream: Any, errors: str) -> None:
 
 
 def show(lines: list[str]) -> bool:
-    """Print ``lines`` to stdout; False where stdout was closed early (``| head``).
-
-    Characters stdout cannot encode (``PYTHONIOENCODING=ascii``, a C locale) are
-    replaced, not raised (:func:`safe_output`; a stream that cannot be reconfigured gets
-    the line with them replaced). A closed pipe ends the printing quietly: stdout is
-    pointed at the null device, so that the interpreter's own flush at exit finds
-    nothing to fail on.
-    """
+    """Print ``lines`` to stdout; False where it was closed early (then pointed at the null
+    device)."""
     stream = sys.stdout
     if stream is None:
         return False
@@ -72,7 +57,6 @@ def show(lines: list[str]) -> bool:
 
 
 def _silence(stream: Any) -> None:
-    """Point ``stream``'s file descriptor at the null device (the reader has gone)."""
     with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())
@@ -80,9 +64,7 @@ def _silence(stream: Any) -> None:
 
 
 class _Forgiving:
-    """A stderr whose writes never raise: once its reader has gone (a closed pipe) or it
-    was never there (``2>&-``), what is written is dropped, and the measurement, its
-    report on stdout and its files go on as if it had been read."""
+    """A stderr whose writes never raise: once its reader has gone, they are dropped."""
 
     def __init__(self, stream: Any):
         self._stream, self._gone = stream, stream is None
@@ -112,8 +94,7 @@ class _Forgiving:
 
 
 def forgiving_stderr() -> None:
-    """``sys.stderr`` made :class:`_Forgiving`, and native crashes' tracebacks
-    (``faulthandler``) sent there where it has a file to write to."""
+    """``sys.stderr`` made :class:`_Forgiving`, and native crashes' tracebacks sent there."""
     stream = sys.stderr
     sys.stderr = _Forgiving(stream)
     if stream is not None:
