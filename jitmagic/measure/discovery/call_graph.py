@@ -16,6 +16,7 @@ from typing import Any
 from ..sampling.structure import distinct_jaxprs
 from ..sampling.structure import sub_jaxprs
 from ..sampling.structure import traceback_codes
+from .found import held_values
 
 
 @dataclass
@@ -223,12 +224,7 @@ def _functions_in(values: Any, is_user: Callable[[types.CodeType], bool]
             if is_user(value.__code__):
                 found.setdefault(value.__code__, value)
             continue
-        if isinstance(value, tuple | list | set | frozenset):
-            todo += [(v, depth + 1) for v in value]
-        elif isinstance(value, dict):
-            todo += [(v, depth + 1) for v in value.values()]
-        else:
-            todo += [(v, depth + 1) for v in getattr(value, "__dict__", {}).values()]
+        todo += [(v, depth + 1) for v in held_values(value)]
     return list(found.values())
 
 

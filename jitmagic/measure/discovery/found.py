@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import itertools
 import sys
 import types
 from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -103,15 +105,16 @@ def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeTy
                   if isinstance(file := getattr(m, "__file__", None), str) and user_file(file)]
     if users_namespace(entry.__globals__, own):
         namespaces.append(entry.__globals__)
-    codes = [code for namespace in {id(n): n for n in namespaces}.values()
-             for code in _sourceless_in(namespace)]
-    out: set[types.CodeType] = set()
-    while codes:
-        code = codes.pop()
-        if code not in out:
-            out.add(code)
-            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-    return frozenset(out)
+    return frozenset(c for namespace in {id(n): n for n in namespaces}.values()
+                     for code in _sourceless_in(namespace) for c in (code, *defined_in(code)))
+
+
+def defined_in(code: types.CodeType) -> Iterator[types.CodeType]:
+    """The code objects defined inside ``code``, at any depth."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from defined_in(const)
 
 
 def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
@@ -213,3 +216,24 @@ def closure_values(fn: types.FunctionType) -> list[Any]:
         with contextlib.suppress(ValueError):  # an empty cell
             out.append(cell.cell_contents)
     return out
+
+
+def held_values(obj: Any, most: int | None = None) -> list[Any]:
+    """What an object holds, for the walks over objects: a partial's function and
+    arguments, a function's closure and defaults, a method's function and ``self``, a
+    container's items (the first ``most``), else an instance's attributes (a class: none)."""
+    if isinstance(obj, functools.partial):
+        return [obj.func, *obj.args, *obj.keywords.values()]
+    if isinstance(obj, types.FunctionType):
+        return [*closure_values(obj), *(obj.__defaults__ or ())]
+    if isinstance(obj, types.MethodType):
+        return [obj.__func__, obj.__self__]
+    if isinstance(obj, dict):
+        obj = obj.values()
+    elif not isinstance(obj, list | tuple | set | frozenset):
+        try:
+            obj = object.__getattribute__(obj, "__dict__")
+        except Exception:  # noqa: BLE001 (no __dict__, or a class that refuses it)
+            return []
+        obj = obj.values() if isinstance(obj, dict) else ()  # a class's is a proxy
+    return list(itertools.islice(obj, most))

@@ -15,7 +15,7 @@ import jax
 from ...model.notes import Leak
 from ...model.notes import Note
 from ..calls.arguments import SCALARS
-from ..discovery.found import closure_values
+from ..discovery.found import held_values
 
 #: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
 _LINK = re.compile(r"^<(\w+) \d+> is referred to by (.*)$")
@@ -135,15 +135,7 @@ def _nearer(obj: Any, owner: Any) -> Any:
 def _children(obj: Any) -> list[Any]:
     if isinstance(obj, jax.tree_util.PyTreeDef):  # distrax keeps its inner tree in aux data
         return _aux_data(obj)
-    if isinstance(obj, functools.partial):
-        return [obj.func, *obj.args, *obj.keywords.values()]
-    if isinstance(obj, types.FunctionType):
-        return [*closure_values(obj), *(obj.__defaults__ or ())]
-    if isinstance(obj, list | tuple | set | frozenset):
-        return list(obj)
-    if isinstance(obj, dict):
-        return list(obj.values())
-    return list(getattr(obj, "__dict__", {}).values())
+    return held_values(obj)
 
 
 def _described(owner: Any) -> tuple[str, str]:
