@@ -138,19 +138,12 @@ def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any]:
     """(JAX's input path, each tree's ``node_data()``) of the first node that differs."""
     da, db = a.node_data(), b.node_data()
     ca, cb = a.children(), b.children()
-    if da is None or db is None or len(ca) != len(cb) or _differ(da, db):
+    if da is None or db is None or len(ca) != len(cb) or not same(da, db):
         return path, da, db
     for i, (x, y) in enumerate(zip(ca, cb, strict=True)):
-        if _differ(x, y):
+        if not same(x, y):
             return _first_difference(x, y, path + _key(da, i))
     return path, da, db
-
-
-def _differ(a: Any, b: Any) -> bool:
-    try:
-        return bool(a != b)
-    except Exception:  # noqa: BLE001 (an __eq__ that raises: they differ, said as such)
-        return True
 
 
 def _key(data: Any, i: int) -> str:
@@ -176,3 +169,22 @@ def shown(value: Any) -> str:
         val = getattr(value, "val", value) if type(value).__name__ == "Static" else value
         said = f"<a {type(val).__name__} that could not be shown>"
         return f"Static(val={said})" if val is not value else said
+
+
+def same(before: Any, now: Any) -> bool:
+    """Whether two values are the same (a NaN is; an ``__eq__`` that raises is not): a value
+    a trace read and it now, one tree node and another."""
+    if before is now:
+        return True
+    if type(before) is not type(now):
+        return False
+    if type(before) is tuple:
+        return len(before) == len(now) and all(map(same, before, now))
+    try:
+        return bool(before == now) or _nan(before) and _nan(now)
+    except Exception:  # noqa: BLE001 (an __eq__ that raises: it changed, to something else)
+        return False
+
+
+def _nan(value: Any) -> bool:
+    return isinstance(value, float | complex) and value != value

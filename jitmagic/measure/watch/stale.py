@@ -19,6 +19,7 @@ from typing import Any
 from ...model.ledger import Stale
 from ...model.ledger.compiles import MAX_TEXT
 from ...usercode import user_file
+from .channel import same
 from .channel import shown
 
 #: Values jit bakes in as they are: a change of one is a stale program.
@@ -168,31 +169,13 @@ def stale(traces: list[Traced]) -> Iterator[Stale]:
                 now = r.now()
             except (KeyError, ValueError):  # deleted since: nothing to compare
                 continue
-            if not _same(r.value, now):
+            if not same(r.value, now):
                 v = Stale(t.function, r.name, r.scope, *_shown(r.value, now), r.line,
                           t.defined_at, r.helper,
                           t.inputs if versions[id(t.ref)] > 1 else None)
                 if v not in said:
                     said.add(v)
                     yield v
-
-
-def _same(before: Any, now: Any) -> bool:
-    """Whether a value read is the same now (a NaN is; an ``__eq__`` that raises is not)."""
-    if before is now:
-        return True
-    if type(before) is not type(now):
-        return False
-    if type(before) is tuple:
-        return len(before) == len(now) and all(map(_same, before, now))
-    try:
-        return bool(before == now) or _nan(before) and _nan(now)
-    except Exception:  # noqa: BLE001 (an __eq__ that raises: it changed, to something else)
-        return False
-
-
-def _nan(value: Any) -> bool:
-    return isinstance(value, float | complex) and value != value
 
 
 def _shown(before: Any, now: Any) -> tuple[str, str]:
