@@ -10,7 +10,6 @@ from __future__ import annotations
 import _lsprof
 import contextlib
 import functools
-import gc
 import inspect
 import os
 import sys
@@ -45,6 +44,7 @@ from .found import as_called
 from .found import closure_values
 from .found import code_of
 from .found import function_of
+from .found import functions_of
 from .found import global_bindings
 from .found import helper_name
 from .found import names_written
@@ -339,7 +339,7 @@ def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
             if binding is not None and binding not in bindings:
                 bindings.append(binding)
     if out:
-        for fn in gc.get_referrers(f.code):  # the live functions of its code
+        for fn in functions_of(f.code):
             code = _inner_of(fn, f.code, by_code, closure=True)
             if code is not None:
                 out.setdefault(code, [])

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import inspect
 import itertools
 import sys
 import types
+import weakref
 from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -237,3 +239,25 @@ def held_values(obj: Any, most: int | None = None) -> list[Any]:
             return []
         obj = obj.values() if isinstance(obj, dict) else ()  # a class's is a proxy
     return list(itertools.islice(obj, most))
+
+
+#: jitmagic's copies of helpers (:mod:`~..variants.trampoline`): never the user's.
+COPIES: weakref.WeakSet[types.FunctionType] = weakref.WeakSet()
+
+
+def functions_of(code: types.CodeType) -> list[types.FunctionType]:
+    """The live function objects whose code is ``code``, jitmagic's copies left out."""
+    return functions_of_all([code])[code]
+
+
+def functions_of_all(codes: Iterable[types.CodeType]
+                     ) -> dict[types.CodeType, list[types.FunctionType]]:
+    """:func:`functions_of` each of ``codes``, from one scan of the heap."""
+    wanted = list(dict.fromkeys(codes))
+    out: dict[types.CodeType, list[types.FunctionType]] = {c: [] for c in wanted}
+    if not wanted:
+        return out
+    for f in gc.get_referrers(*wanted):
+        if isinstance(f, types.FunctionType) and f.__code__ in out and f not in COPIES:
+            out[f.__code__].append(f)
+    return out

@@ -22,6 +22,7 @@ from ..calls.arguments import is_array
 from .found import closure_values
 from .found import code_of
 from .found import function_of
+from .found import functions_of
 from .found import held_values
 from .found import names_written
 
@@ -207,8 +208,7 @@ def _resolve(namespace: dict[str, Any] | None, path: list[str]) -> type | None:
 
 def _classes_holding(code: types.CodeType) -> Iterator[type]:
     """The classes holding a function of ``code`` (or its wrapper), asked of the gc."""
-    found = [f for f in gc.get_referrers(code)
-             if isinstance(f, types.FunctionType) and f.__code__ is code]
+    found: list[Any] = functions_of(code)
     for _ in range(3):  # the function, or a wrapper of it (functools.wraps), in a class
         holders = [h for h in gc.get_referrers(*found) if isinstance(h, dict)] if found else []
         yield from (k for k in gc.get_referrers(*holders) if isinstance(k, type)) \

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import gc
 import linecache
 import re
 import types
@@ -24,6 +23,7 @@ from ...model.lines import LoopSpan
 from ...usercode import sourceless
 from ...usercode import user_file
 from ...usercode import users_namespace
+from ..discovery.found import functions_of
 from ..sampling import structure
 
 Key = tuple[str, int]
@@ -48,7 +48,8 @@ class UserCode:
             name = code.co_filename
             known = user_file(name)
             if not known and sourceless(name):
-                namespace = _globals_of(code) if namespace is None else namespace
+                namespace = next((f.__globals__ for f in functions_of(code)), None) \
+                    if namespace is None else namespace
                 known = code is self.entry_code or (
                     namespace is not None and users_namespace(namespace, self.entry_namespace))
             self.codes[code] = known
@@ -91,12 +92,6 @@ class UserCode:
                              default=code.co_firstlineno),
                          None if calls is None else calls[code])
             for code, user in self.codes.items() if user)
-
-
-def _globals_of(code: types.CodeType) -> dict[str, Any] | None:
-    """The globals of a function whose code is ``code`` (for sourceless code)."""
-    return next((f.__globals__ for f in gc.get_referrers(code)
-                 if isinstance(f, types.FunctionType) and f.__code__ is code), None)
 
 
 class LineCounts(NamedTuple):

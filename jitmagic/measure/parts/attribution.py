@@ -31,6 +31,7 @@ from ...model.attribution import Attribution
 from ...model.attribution import HelperTime
 from ...options.keywords import options_of
 from ..discovery.bindings import one_measurement
+from ..discovery.found import functions_of_all
 from ..sampling import clocks
 from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import paused_gc
@@ -41,7 +42,6 @@ from ..variants.entry import plan_entry
 from ..variants.inner_jit import unjitted
 from ..variants.plan import Plan
 from ..variants.trampoline import copy_function
-from ..variants.trampoline import functions_of_all
 from ..variants.trampoline import route
 
 
