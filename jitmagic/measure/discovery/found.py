@@ -204,6 +204,20 @@ def function_of(value: Any) -> types.FunctionType | None:
     return None
 
 
+def innermost(value: Any) -> types.FunctionType | None:
+    """The function under every wrapper of ``value`` (``__wrapped__``, ``__func__``, a
+    partial's ``func``)."""
+    found = None
+    for _ in range(8):
+        if isinstance(value, types.FunctionType):
+            found = value
+        value = value.func if isinstance(value, functools.partial) else \
+            getattr(value, "__wrapped__", None) or getattr(value, "__func__", None)
+        if value is None:
+            break
+    return found
+
+
 def _checkpointed(fn: types.FunctionType) -> bool:
     """Whether ``fn`` is ``jax.checkpoint``'s wrapper (its closure holds ``fun_remat``)."""
     return getattr(fn, "__wrapped__", None) is not None and any(

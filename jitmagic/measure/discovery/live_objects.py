@@ -24,6 +24,7 @@ from .found import code_of
 from .found import function_of
 from .found import functions_of
 from .found import held_values
+from .found import innermost
 from .found import names_written
 
 #: The most objects visited looking for instances, how deep, and items of one container.
@@ -184,18 +185,6 @@ class Live:
 def _defines(klass: type, owner: str, code: types.CodeType) -> bool:
     inner = innermost(vars(klass).get(code.co_name))
     return klass.__qualname__ == owner and inner is not None and inner.__code__ is code
-
-
-def innermost(value: Any) -> types.FunctionType | None:
-    """The function under every wrapper of ``value`` (``__wrapped__``, ``__func__``)."""
-    found = None
-    for _ in range(8):
-        if isinstance(value, types.FunctionType):
-            found = value
-        value = getattr(value, "__wrapped__", None) or getattr(value, "__func__", None)
-        if value is None:
-            break
-    return found
 
 
 def _resolve(namespace: dict[str, Any] | None, path: list[str]) -> type | None:

@@ -19,6 +19,7 @@ from typing import Any
 from ...model.ledger import Stale
 from ...model.ledger.compiles import MAX_TEXT
 from ...usercode import user_file
+from ..discovery.found import innermost
 from .channel import same
 from .channel import shown
 
@@ -66,7 +67,7 @@ def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
     level: list[Any] = [fun]
     for depth in range(5):
         for value in level:
-            py = _unwrapped(value)
+            py = innermost(value)
             if isinstance(py, types.FunctionType) and user_file(py.__code__.co_filename):
                 return py
         level = list(args) if depth == 0 else \
@@ -76,7 +77,7 @@ def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
 
 def place(fun: Any) -> str | None:
     """``file:line`` where the function ``fun`` wraps begins; None where it has no code."""
-    code = getattr(_unwrapped(fun), "__code__", None)
+    code = getattr(innermost(fun), "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
 
 
@@ -138,16 +139,6 @@ def _plain(value: Any) -> bool:
     if type(value) in PLAIN:
         return True
     return type(value) is tuple and len(value) <= 64 and all(type(v) in PLAIN for v in value)
-
-
-def _unwrapped(fun: Any) -> Any:
-    for _ in range(32):
-        inner = fun.func if isinstance(fun, functools.partial) else \
-            getattr(fun, "__wrapped__", None) or getattr(fun, "__func__", None)
-        if inner is None or inner is fun:
-            break
-        fun = inner
-    return fun
 
 
 def stale(traces: list[Traced]) -> Iterator[Stale]:
