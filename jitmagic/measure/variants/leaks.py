@@ -81,19 +81,14 @@ MAX_OBJECTS = 2_000
 def static_holder(tree: Any, fixed: tuple) -> Leak | None:
     """Where a result (``tree``, non-array leaves ``fixed``) holds a traced value."""
     seen: set[int] = set()
-    result = _node_type(tree)
+    kind = (tree.node_data() or (None,))[0]  # a registered pytree class's name, or None
+    result = None if kind in (None, tuple, list, dict, type(None)) else kind.__name__
     for in_aux, values in ((True, _aux_data(tree)), (False, fixed)):
         for value in values:
             holder = _holder(value, seen)
             if holder is not None:
                 return Leak("leak_static_held", result, in_aux, *holder)
     return None
-
-
-def _node_type(tree: Any) -> str | None:
-    """The class name of a result that is a registered pytree class (None: a container)."""
-    kind = (tree.node_data() or (None,))[0]
-    return None if kind in (None, tuple, list, dict, type(None)) else kind.__name__
 
 
 def _aux_data(tree: Any) -> list[Any]:

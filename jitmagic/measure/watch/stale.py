@@ -116,7 +116,8 @@ def _reads(py: types.FunctionType, depth: int, seen: set[int],
             now = functools.partial(getattr, cells[name], "cell_contents")
         else:
             continue
-        if _plain(value):
+        if type(value) in PLAIN or type(value) is tuple and len(value) <= 64 \
+                and all(type(v) in PLAIN for v in value):
             yield Read(name, scope, line, value, now, helper)
         elif depth > 0 and isinstance(value, types.FunctionType) \
                 and user_file(value.__code__.co_filename):
@@ -133,12 +134,6 @@ def _loads(code: types.CodeType) -> Iterator[tuple[str, str, str | None]]:
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             yield from ((n, "global", line) for n, s, line in _loads(const) if s == "global")
-
-
-def _plain(value: Any) -> bool:
-    if type(value) in PLAIN:
-        return True
-    return type(value) is tuple and len(value) <= 64 and all(type(v) in PLAIN for v in value)
 
 
 def stale(traces: list[Traced]) -> Iterator[Stale]:
