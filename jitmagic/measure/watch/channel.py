@@ -6,9 +6,9 @@ its type, not raised into the user's call (:func:`tree_difference`)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
 from typing import Any
 from typing import Protocol
 
@@ -33,7 +33,7 @@ class _Channel:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.listeners: list[Listener] = []
-        self.undo: list[Callable[[], None]] = []
+        self.undo = contextlib.ExitStack()  # what _open set, put back last first
         self.user_flag = self.user_disabled = self.stopped = False
         self.ours: int | None = None  # the thread setting the flag for the watch
 
@@ -43,7 +43,7 @@ class _Channel:
                 try:
                     self._open()
                 except BaseException:
-                    self._close()
+                    self.undo.close()
                     raise
             self.listeners.append(listener)
             if self.stopped:
@@ -54,7 +54,7 @@ class _Channel:
             if listener in self.listeners:
                 self.listeners.remove(listener)
                 if not self.listeners:
-                    self._close()
+                    self.undo.close()
 
     def _open(self) -> None:
         import jax
@@ -63,21 +63,17 @@ class _Channel:
         self.stopped = False
         self.user_flag = bool(getattr(jax.config, EXPLAIN_FLAG))
         self.user_disabled = logger.disabled
-        self.undo.append(on_config_update(EXPLAIN_FLAG, self._on_update))
-        self.undo.append(lambda: self.set_flag(self.user_flag))
+        self.undo.callback(on_config_update(EXPLAIN_FLAG, self._on_update))
+        self.undo.callback(lambda: self.set_flag(self.user_flag))
         self.set_flag(True)
-        self.undo.append(guard_tree_differences(tree_difference))
-        self.undo.append(lambda: setattr(logger, "disabled", self.user_disabled))
+        self.undo.callback(guard_tree_differences(tree_difference))
+        self.undo.callback(lambda: setattr(logger, "disabled", self.user_disabled))
         logger.disabled = False
-        self.undo.append(lambda: logger.__dict__.pop("isEnabledFor", None))
+        self.undo.callback(lambda: logger.__dict__.pop("isEnabledFor", None))
         setattr(logger, "isEnabledFor", lambda level: level >= logging.WARNING  # noqa: B010
                 or logging.Logger.isEnabledFor(logger, level))
-        self.undo.append(lambda: logger.removeFilter(self._on_record))
+        self.undo.callback(lambda: logger.removeFilter(self._on_record))
         logger.addFilter(self._on_record)
-
-    def _close(self) -> None:
-        while self.undo:
-            self.undo.pop()()
 
     def set_flag(self, value: bool) -> None:
         import jax

@@ -6,6 +6,7 @@ Everything set is put back on every path out, Ctrl-C held."""
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import os
 import sys
@@ -95,7 +96,7 @@ class Recorder:
         self._omitted: dict[str, list[Any]] = {}
         self._pending: dict[int, list[Miss]] = {}
         self._lock = threading.Lock()
-        self._undo: list[Any] = []
+        self._undo = contextlib.ExitStack()
         self._start = self._end = 0.0
         self._before: set[threading.Thread] = set()
         self._explained = 0
@@ -112,10 +113,10 @@ class Recorder:
         self._live = _Decider(self.watched, self._before)
         try:
             with interrupts_held():
-                self._undo.append(lambda: channel.unsubscribe(self))
+                self._undo.callback(channel.unsubscribe, self)
                 channel.subscribe(self)
-                self._undo.append(lambda: unregister(
-                    jax.monitoring.unregister_event_duration_listener, self._on_duration))
+                self._undo.callback(unregister, jax.monitoring.unregister_event_duration_listener,
+                                    self._on_duration)
                 jax.monitoring.register_event_duration_secs_listener(self._on_duration)
         except BaseException:
             self.stop()
@@ -127,8 +128,7 @@ class Recorder:
         if self._start and not self._end:
             self._end = clocks.wall()
         with interrupts_held():
-            while self._undo:
-                self._undo.pop()()
+            self._undo.close()
 
     def __enter__(self) -> Recorder:
         self.start()
