@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -352,13 +353,8 @@ _NOT_MEASURING = (os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
 
 def _measuring() -> bool:
     """Whether jitmagic's own measuring is on this stack: its compiles are not the run's."""
-    frame: Any = sys._getframe(2)
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith(_MEASURE) and not name.startswith(_NOT_MEASURING):
-            return True
-        frame = frame.f_back
-    return False
+    names = (f.f_code.co_filename for f, _ in traceback.walk_stack(sys._getframe(2)))
+    return any(n.startswith(_MEASURE) and not n.startswith(_NOT_MEASURING) for n in names)
 
 
 def _caller() -> tuple[str | None, str | None, bool, JitEntry | None]:
