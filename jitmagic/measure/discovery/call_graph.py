@@ -17,6 +17,7 @@ from ..sampling.structure import distinct_jaxprs
 from ..sampling.structure import sub_jaxprs
 from ..sampling.structure import traceback_codes
 from .found import held_values
+from .found import user_frames
 
 
 @dataclass
@@ -120,15 +121,8 @@ class _Reader:
         """The user frames on a traceback, innermost first, and whether it reached ``stop``."""
         known = self.chains.get(tb)
         if known is None:
-            frames, complete = [], False
-            codes, offsets = tb.raw_frames() if tb is not None else ([], [])
-            for code, offset in zip(codes, offsets, strict=True):
-                if code is self.stop:
-                    complete = True
-                    break
-                if self.is_user(code):
-                    frames.append((code, _position(code, offset)))
-            known = self.chains[tb] = (tuple(frames), complete)
+            frames, complete = user_frames(tb, self.is_user, self.stop)
+            known = self.chains[tb] = (tuple((c, _position(c, o)) for c, o in frames), complete)
         return known
 
 

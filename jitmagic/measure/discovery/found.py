@@ -10,6 +10,7 @@ import itertools
 import sys
 import types
 import weakref
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -128,6 +129,20 @@ def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
             functions += [f for v in list(vars(value).values()) if (f := function_of(v))]
     return [f.__code__ for f in functions if f.__globals__ is namespace
             and sourceless(f.__code__.co_filename)]
+
+
+def user_frames(traceback: Any, is_user: Callable[[types.CodeType], bool],
+                stop: types.CodeType | None) -> tuple[list[tuple[types.CodeType, int]], bool]:
+    """The user frames (code, instruction offset) on a JAX traceback, innermost first, up
+    to ``stop``'s (itself in where it is the user's), and whether it reached ``stop``."""
+    frames = []
+    codes, offsets = traceback.raw_frames() if traceback is not None else ([], [])
+    for code, offset in zip(codes, offsets, strict=True):
+        if is_user(code):
+            frames.append((code, offset))
+        if code is stop:
+            return frames, True
+    return frames, False
 
 
 def helper_name(code: types.CodeType, module: str | None, entry_module: str | None) -> str:

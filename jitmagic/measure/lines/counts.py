@@ -24,6 +24,7 @@ from ...usercode import sourceless
 from ...usercode import user_file
 from ...usercode import users_namespace
 from ..discovery.found import functions_of
+from ..discovery.found import user_frames
 from ..sampling import structure
 
 Key = tuple[str, int]
@@ -65,24 +66,12 @@ class UserCode:
         return self._read(traceback)[1]
 
     def _read(self, traceback: Any) -> tuple[tuple[Key, ...], types.CodeType | None]:
-        if traceback is None:
-            return (), None
         if traceback not in self._stacks:
-            self._stacks[traceback] = self._walk(*traceback.raw_frames())
+            frames, complete = user_frames(traceback, self.is_user, self.entry_code)
+            keys = tuple(self._frames.get(f) or self._frames.setdefault(
+                f, (f[0].co_filename, frame_line(*f))) for f in frames)
+            self._stacks[traceback] = keys, None if complete or not frames else frames[-1][0]
         return self._stacks[traceback]
-
-    def _walk(self, codes: list, lastis: list) -> tuple[tuple[Key, ...], types.CodeType | None]:
-        keys: list[Key] = []
-        outermost = None
-        for code, lasti in zip(codes, lastis, strict=True):
-            if self.is_user(code):
-                if (code, lasti) not in self._frames:
-                    self._frames[(code, lasti)] = (code.co_filename, frame_line(code, lasti))
-                keys.append(self._frames[(code, lasti)])
-                outermost = code
-            if code is self.entry_code:
-                return tuple(keys), None
-        return tuple(keys), outermost
 
     def spans(self, calls: Counter | None = None) -> tuple[FunctionSpan, ...]:
         """The user functions seen, with their line ranges and fresh calls."""
