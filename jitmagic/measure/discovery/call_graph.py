@@ -16,6 +16,8 @@ from typing import Any
 from ..sampling.structure import distinct_jaxprs
 from ..sampling.structure import sub_jaxprs
 from ..sampling.structure import traceback_codes
+from .found import held_values
+from .found import user_frames
 
 
 @dataclass
@@ -119,15 +121,8 @@ class _Reader:
         """The user frames on a traceback, innermost first, and whether it reached ``stop``."""
         known = self.chains.get(tb)
         if known is None:
-            frames, complete = [], False
-            codes, offsets = tb.raw_frames() if tb is not None else ([], [])
-            for code, offset in zip(codes, offsets, strict=True):
-                if code is self.stop:
-                    complete = True
-                    break
-                if self.is_user(code):
-                    frames.append((code, _position(code, offset)))
-            known = self.chains[tb] = (tuple(frames), complete)
+            frames, complete = user_frames(tb, self.is_user, self.stop)
+            known = self.chains[tb] = (tuple((c, _position(c, o)) for c, o in frames), complete)
         return known
 
 
@@ -223,12 +218,7 @@ def _functions_in(values: Any, is_user: Callable[[types.CodeType], bool]
             if is_user(value.__code__):
                 found.setdefault(value.__code__, value)
             continue
-        if isinstance(value, tuple | list | set | frozenset):
-            todo += [(v, depth + 1) for v in value]
-        elif isinstance(value, dict):
-            todo += [(v, depth + 1) for v in value.values()]
-        else:
-            todo += [(v, depth + 1) for v in getattr(value, "__dict__", {}).values()]
+        todo += [(v, depth + 1) for v in held_values(value)]
     return list(found.values())
 
 

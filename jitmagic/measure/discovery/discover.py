@@ -8,8 +8,8 @@ user calls from user frames and reads their bindings off the live frames."""
 from __future__ import annotations
 
 import _lsprof
+import contextlib
 import functools
-import gc
 import inspect
 import os
 import sys
@@ -44,6 +44,7 @@ from .found import as_called
 from .found import closure_values
 from .found import code_of
 from .found import function_of
+from .found import functions_of
 from .found import global_bindings
 from .found import helper_name
 from .found import names_written
@@ -59,9 +60,10 @@ def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dic
     """Trace ``jax.jit(fn, **jit_options)`` once and read its helpers (``roots``: more
     objects that may hold a ``self``); the user's exception is in ``Discovery.error``."""
     here = sys._getframe().f_code
-    jaxpr, error = trace_once(fn, args, kwargs, jit_options)
+    traced, error = trace_once(fn, args, kwargs, jit_options)
     if error is not None:
         return Discovery({}, error)
+    jaxpr = traced.jaxpr
     is_user = UserFunctions(extra_names, sourceless_codes(user_entry(fn)))
     graph = read_calls(jaxpr, is_user, stop=here)
     held = _add_held(graph, held_functions(jaxpr, is_user))
@@ -99,14 +101,21 @@ def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.
 
 
 def trace_once(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
-           ) -> tuple[Any, Exception | None]:
-    """(the jaxpr, None) or (None, what the user's code raised), from cleared caches."""
-    jax.clear_caches()
+               checking: bool = False) -> tuple[Any, Exception | None]:
+    """(the traced program, None) or (None, what the user's code raised), from cleared
+    caches; ``checking``: under JAX's leak checker, JAX's own frames kept on tracebacks
+    (a failure in its leak checker is seen as one)."""
+    jax.clear_caches()  # a warm trace cache would hide a helper's body
+    filtering = jax.config.values["jax_traceback_filtering"]
     try:
-        return jax.jit(fn, **jit_options).trace(*args, **kwargs).jaxpr, None
+        if checking:
+            jax.config.update("jax_traceback_filtering", "off")
+        with jax.checking_leaks() if checking else contextlib.nullcontext():
+            return jax.jit(fn, **jit_options).trace(*args, **kwargs), None
     except Exception as exc:  # the user's code: the caller decides what it means
         return None, exc
     finally:
+        jax.config.update("jax_traceback_filtering", filtering)
         jax.clear_caches()
 
 
@@ -330,7 +339,7 @@ def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
             if binding is not None and binding not in bindings:
                 bindings.append(binding)
     if out:
-        for fn in gc.get_referrers(f.code):  # the live functions of its code
+        for fn in functions_of(f.code):
             code = _inner_of(fn, f.code, by_code, closure=True)
             if code is not None:
                 out.setdefault(code, [])
@@ -440,10 +449,11 @@ def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
     previous = sys.getprofile()
     sys.setprofile(recorder)
     try:
-        jaxpr, error = trace_once(fn, args, kwargs, jit_options)
+        traced, error = trace_once(fn, args, kwargs, jit_options)
     finally:
         restore_profiler(previous, fn)
-    return Discovery(unique_names(recorder.found.values()), error, jaxpr, profiled=True)
+    return Discovery(unique_names(recorder.found.values()), error,
+                     traced and traced.jaxpr, profiled=True)
 
 
 def restore_profiler(previous: Any, fn: Callable) -> None:

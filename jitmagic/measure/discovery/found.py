@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import inspect
+import itertools
 import sys
 import types
+import weakref
+from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
@@ -103,15 +108,16 @@ def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeTy
                   if isinstance(file := getattr(m, "__file__", None), str) and user_file(file)]
     if users_namespace(entry.__globals__, own):
         namespaces.append(entry.__globals__)
-    codes = [code for namespace in {id(n): n for n in namespaces}.values()
-             for code in _sourceless_in(namespace)]
-    out: set[types.CodeType] = set()
-    while codes:
-        code = codes.pop()
-        if code not in out:
-            out.add(code)
-            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-    return frozenset(out)
+    return frozenset(c for namespace in {id(n): n for n in namespaces}.values()
+                     for code in _sourceless_in(namespace) for c in (code, *defined_in(code)))
+
+
+def defined_in(code: types.CodeType) -> Iterator[types.CodeType]:
+    """The code objects defined inside ``code``, at any depth."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from defined_in(const)
 
 
 def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
@@ -123,6 +129,20 @@ def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
             functions += [f for v in list(vars(value).values()) if (f := function_of(v))]
     return [f.__code__ for f in functions if f.__globals__ is namespace
             and sourceless(f.__code__.co_filename)]
+
+
+def user_frames(traceback: Any, is_user: Callable[[types.CodeType], bool],
+                stop: types.CodeType | None) -> tuple[list[tuple[types.CodeType, int]], bool]:
+    """The user frames (code, instruction offset) on a JAX traceback, innermost first, up
+    to ``stop``'s (itself in where it is the user's), and whether it reached ``stop``."""
+    frames = []
+    codes, offsets = traceback.raw_frames() if traceback is not None else ([], [])
+    for code, offset in zip(codes, offsets, strict=True):
+        if is_user(code):
+            frames.append((code, offset))
+        if code is stop:
+            return frames, True
+    return frames, False
 
 
 def helper_name(code: types.CodeType, module: str | None, entry_module: str | None) -> str:
@@ -199,6 +219,20 @@ def function_of(value: Any) -> types.FunctionType | None:
     return None
 
 
+def innermost(value: Any) -> types.FunctionType | None:
+    """The function under every wrapper of ``value`` (``__wrapped__``, ``__func__``, a
+    partial's ``func``)."""
+    found = None
+    for _ in range(8):
+        if isinstance(value, types.FunctionType):
+            found = value
+        value = value.func if isinstance(value, functools.partial) else \
+            getattr(value, "__wrapped__", None) or getattr(value, "__func__", None)
+        if value is None:
+            break
+    return found
+
+
 def _checkpointed(fn: types.FunctionType) -> bool:
     """Whether ``fn`` is ``jax.checkpoint``'s wrapper (its closure holds ``fun_remat``)."""
     return getattr(fn, "__wrapped__", None) is not None and any(
@@ -212,4 +246,47 @@ def closure_values(fn: types.FunctionType) -> list[Any]:
     for cell in fn.__closure__ or ():
         with contextlib.suppress(ValueError):  # an empty cell
             out.append(cell.cell_contents)
+    return out
+
+
+def held_values(obj: Any, most: int | None = None) -> list[Any]:
+    """What an object holds, for the walks over objects: a partial's function and
+    arguments, a function's closure and defaults, a method's function and ``self``, a
+    container's items (the first ``most``), else an instance's attributes (a class: none)."""
+    if isinstance(obj, functools.partial):
+        return [obj.func, *obj.args, *obj.keywords.values()]
+    if isinstance(obj, types.FunctionType):
+        return [*closure_values(obj), *(obj.__defaults__ or ())]
+    if isinstance(obj, types.MethodType):
+        return [obj.__func__, obj.__self__]
+    if isinstance(obj, dict):
+        obj = obj.values()
+    elif not isinstance(obj, list | tuple | set | frozenset):
+        try:
+            obj = object.__getattribute__(obj, "__dict__")
+        except Exception:  # noqa: BLE001 (no __dict__, or a class that refuses it)
+            return []
+        obj = obj.values() if isinstance(obj, dict) else ()  # a class's is a proxy
+    return list(itertools.islice(obj, most))
+
+
+#: jitmagic's copies of helpers (:mod:`~..variants.trampoline`): never the user's.
+COPIES: weakref.WeakSet[types.FunctionType] = weakref.WeakSet()
+
+
+def functions_of(code: types.CodeType) -> list[types.FunctionType]:
+    """The live function objects whose code is ``code``, jitmagic's copies left out."""
+    return functions_of_all([code])[code]
+
+
+def functions_of_all(codes: Iterable[types.CodeType]
+                     ) -> dict[types.CodeType, list[types.FunctionType]]:
+    """:func:`functions_of` each of ``codes``, from one scan of the heap."""
+    wanted = list(dict.fromkeys(codes))
+    out: dict[types.CodeType, list[types.FunctionType]] = {c: [] for c in wanted}
+    if not wanted:
+        return out
+    for f in gc.get_referrers(*wanted):
+        if isinstance(f, types.FunctionType) and f.__code__ in out and f not in COPIES:
+            out[f.__code__].append(f)
     return out

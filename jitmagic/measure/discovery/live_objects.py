@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import itertools
 import sys
 import types
 from collections import deque
@@ -23,6 +22,9 @@ from ..calls.arguments import is_array
 from .found import closure_values
 from .found import code_of
 from .found import function_of
+from .found import functions_of
+from .found import held_values
+from .found import innermost
 from .found import names_written
 
 #: The most objects visited looking for instances, how deep, and items of one container.
@@ -153,21 +155,12 @@ class Live:
         if isinstance(obj, types.FunctionType):  # known, and its globals scanned when asked
             self._know(obj)
             self._queue_space(obj.__globals__)
-            return [*closure_values(obj), *(obj.__defaults__ or ())]
-        if isinstance(obj, types.MethodType):
-            return [obj.__func__, obj.__self__]
-        if isinstance(obj, functools.partial):
-            return [obj.func, *obj.args, *obj.keywords.values()]
-        if isinstance(obj, list | tuple | set | frozenset):
-            return list(itertools.islice(obj, MAX_ITEMS))
-        if isinstance(obj, dict):
-            return list(itertools.islice(obj.values(), MAX_ITEMS))
-        if isinstance(obj, type):
-            return []
-        wrapped = function_of(obj) if callable(obj) else None  # a jit of a function
-        call = getattr(type(obj), "__call__", None)  # noqa: B004 (the class's own)
-        return [f for f in (wrapped, call) if isinstance(f, types.FunctionType)] \
-            + _attributes(obj)
+        elif callable(obj) and not isinstance(obj, type | types.MethodType | functools.partial):
+            wrapped = function_of(obj)  # a jit of a function
+            call = getattr(type(obj), "__call__", None)  # noqa: B004 (the class's own)
+            return [f for f in (wrapped, call) if isinstance(f, types.FunctionType)] \
+                + held_values(obj)
+        return held_values(obj, MAX_ITEMS)
 
     def _know(self, fn: types.FunctionType) -> None:
         self.functions.setdefault(fn.__code__, fn)
@@ -194,18 +187,6 @@ def _defines(klass: type, owner: str, code: types.CodeType) -> bool:
     return klass.__qualname__ == owner and inner is not None and inner.__code__ is code
 
 
-def innermost(value: Any) -> types.FunctionType | None:
-    """The function under every wrapper of ``value`` (``__wrapped__``, ``__func__``)."""
-    found = None
-    for _ in range(8):
-        if isinstance(value, types.FunctionType):
-            found = value
-        value = getattr(value, "__wrapped__", None) or getattr(value, "__func__", None)
-        if value is None:
-            break
-    return found
-
-
 def _resolve(namespace: dict[str, Any] | None, path: list[str]) -> type | None:
     """``Outer.Inner`` looked up in ``namespace``."""
     value: Any = namespace.get(path[0]) if namespace else None
@@ -216,8 +197,7 @@ def _resolve(namespace: dict[str, Any] | None, path: list[str]) -> type | None:
 
 def _classes_holding(code: types.CodeType) -> Iterator[type]:
     """The classes holding a function of ``code`` (or its wrapper), asked of the gc."""
-    found = [f for f in gc.get_referrers(code)
-             if isinstance(f, types.FunctionType) and f.__code__ is code]
+    found: list[Any] = functions_of(code)
     for _ in range(3):  # the function, or a wrapper of it (functools.wraps), in a class
         holders = [h for h in gc.get_referrers(*found) if isinstance(h, dict)] if found else []
         yield from (k for k in gc.get_referrers(*holders) if isinstance(k, type)) \
@@ -242,15 +222,6 @@ def _user_module(value: Any) -> bool:
 def _one_module(filename: str) -> bool:
     """Whether all code of this file runs in one namespace (not ``<string>``)."""
     return not filename.startswith("<") or filename.startswith(CELL_PREFIXES)
-
-
-def _attributes(obj: Any) -> list[Any]:
-    """The values of an instance's ``__dict__`` (none where reading it fails)."""
-    try:
-        attrs = object.__getattribute__(obj, "__dict__")
-    except Exception:  # noqa: BLE001 (no __dict__, or a class that refuses it)
-        return []
-    return list(attrs.values()) if isinstance(attrs, dict) else []
 
 
 def user_entry(fn: Callable) -> types.FunctionType | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import gc
 import linecache
 import re
 import types
@@ -24,6 +23,8 @@ from ...model.lines import LoopSpan
 from ...usercode import sourceless
 from ...usercode import user_file
 from ...usercode import users_namespace
+from ..discovery.found import functions_of
+from ..discovery.found import user_frames
 from ..sampling import structure
 
 Key = tuple[str, int]
@@ -48,7 +49,8 @@ class UserCode:
             name = code.co_filename
             known = user_file(name)
             if not known and sourceless(name):
-                namespace = _globals_of(code) if namespace is None else namespace
+                namespace = next((f.__globals__ for f in functions_of(code)), None) \
+                    if namespace is None else namespace
                 known = code is self.entry_code or (
                     namespace is not None and users_namespace(namespace, self.entry_namespace))
             self.codes[code] = known
@@ -64,24 +66,12 @@ class UserCode:
         return self._read(traceback)[1]
 
     def _read(self, traceback: Any) -> tuple[tuple[Key, ...], types.CodeType | None]:
-        if traceback is None:
-            return (), None
         if traceback not in self._stacks:
-            self._stacks[traceback] = self._walk(*traceback.raw_frames())
+            frames, complete = user_frames(traceback, self.is_user, self.entry_code)
+            keys = tuple(self._frames.get(f) or self._frames.setdefault(
+                f, (f[0].co_filename, frame_line(*f))) for f in frames)
+            self._stacks[traceback] = keys, None if complete or not frames else frames[-1][0]
         return self._stacks[traceback]
-
-    def _walk(self, codes: list, lastis: list) -> tuple[tuple[Key, ...], types.CodeType | None]:
-        keys: list[Key] = []
-        outermost = None
-        for code, lasti in zip(codes, lastis, strict=True):
-            if self.is_user(code):
-                if (code, lasti) not in self._frames:
-                    self._frames[(code, lasti)] = (code.co_filename, frame_line(code, lasti))
-                keys.append(self._frames[(code, lasti)])
-                outermost = code
-            if code is self.entry_code:
-                return tuple(keys), None
-        return tuple(keys), outermost
 
     def spans(self, calls: Counter | None = None) -> tuple[FunctionSpan, ...]:
         """The user functions seen, with their line ranges and fresh calls."""
@@ -91,12 +81,6 @@ class UserCode:
                              default=code.co_firstlineno),
                          None if calls is None else calls[code])
             for code, user in self.codes.items() if user)
-
-
-def _globals_of(code: types.CodeType) -> dict[str, Any] | None:
-    """The globals of a function whose code is ``code`` (for sourceless code)."""
-    return next((f.__globals__ for f in gc.get_referrers(code)
-                 if isinstance(f, types.FunctionType) and f.__code__ is code), None)
 
 
 class LineCounts(NamedTuple):

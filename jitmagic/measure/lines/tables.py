@@ -45,7 +45,6 @@ from ..variants.entry import plan_entry
 from ..variants.entry import resolve_entry
 from ..variants.entry import user_globals
 from ..variants.plan import Plan
-from ..variants.plan import Variant
 from ..variants.rows import Prepared
 from ..variants.rows import Staged
 from ..variants.rows import verified_calls
@@ -102,15 +101,10 @@ def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
         variant = build_variant(v, plan)
         tables[v] = line_table(variant.fn, plan.args, plan.kwargs, v, variant.jit_options,
                                hook=hook)
-        if v == "nested":
-            calls = _jit_calls(variant, plan)
+        if v == "nested":  # each helper's jit calls (its caches warm: no cold trace)
+            traced = jax.jit(variant.fn, **variant.jit_options).trace(*plan.args, **plan.kwargs)
+            calls = verified_calls(variant, traced.jaxpr) or {}
     return Lines(plan.name, helper_names(tables, plan, calls))
-
-
-def _jit_calls(nested: Variant, plan: Plan) -> dict[str, int]:
-    """Each helper's jit calls in the nested program (its caches warm: no cold trace)."""
-    traced = jax.jit(nested.fn, **nested.jit_options).trace(*plan.args, **plan.kwargs)
-    return verified_calls(nested, traced.jaxpr) or {}
 
 
 def add_lines(result: Comparison, prepared: dict[str, Prepared],

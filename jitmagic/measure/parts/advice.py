@@ -41,6 +41,7 @@ from ...model.stats.witness import on
 from ...options import Options
 from ...options.keywords import options_of
 from ..discovery.bindings import one_measurement
+from ..discovery.found import functions_of_all
 from ..sampling import clocks
 from ..sampling.conditions import frozen_heap
 from ..sampling.conditions import paused_gc
@@ -61,7 +62,6 @@ from ..variants.plan import Plan
 from ..variants.rows import Prepared
 from ..variants.rows import variant_sampler
 from ..variants.trampoline import copy_function
-from ..variants.trampoline import functions_of_all
 from ..variants.trampoline import route
 from .run import PartRun
 

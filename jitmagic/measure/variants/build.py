@@ -20,6 +20,8 @@ from ..discovery.bindings import Binding
 from ..discovery.bindings import CellOf
 from ..discovery.bindings import installing
 from ..discovery.bindings import jit_label
+from ..discovery.found import functions_of
+from ..discovery.found import functions_of_all
 from . import inner_jit
 from . import trampoline
 from .plan import Helper
@@ -70,7 +72,7 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str, refused: dict[str, No
     held = _held_places(plan, [n for n in planned if n not in lifted], notes, ran, call_as)
     routed = [n for n in planned if n not in lifted and n not in held
               and (call_as is not None or not _callers_see_user_jit(plan.helpers[n]))]
-    live = trampoline.functions_of_all(plan.helpers[n].code for n in routed)
+    live = functions_of_all(plan.helpers[n].code for n in routed)
     routes = {n: [f for f in live[plan.helpers[n].code] if f not in own] for n in routed}
     replace = _nested_replace(planned, lifted, routes, notes, ran, call_as)
     swaps = [trampoline.route(fn, _helper_jit(plan.helpers[n], fn, notes, ran, call_as))
@@ -146,7 +148,7 @@ def _held_places(plan: Plan, names: list[str], notes: list[Noted], ran: set[str]
     holds, with swaps handing a jit to those cells (the primitive may run it after the
     trampoline is gone: lineax's `linear_solve` traces a plain function only at lowering)."""
     held = {n: [(CellOf(cell), fn, inner_jit.faithful_jit(fn, n, notes, ran, call_as))
-                for fn in trampoline.functions_of(plan.helpers[n].code)
+                for fn in functions_of(plan.helpers[n].code)
                 for cell in closure_cells(fn)]
             for n in names if plan.helpers[n].held_by is not None}
     return {n: cells for n, cells in held.items() if cells or plan.helpers[n].bindings}
@@ -176,7 +178,7 @@ def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, An
     assert cls is not None
     lifted = nn.jit(cls)
     lifted.__name__, lifted.__qualname__ = cls.__name__, cls.__qualname__
-    spaces = [namespace, *(f.__globals__ for f in trampoline.functions_of(h.code))]
+    spaces = [namespace, *(f.__globals__ for f in functions_of(h.code))]
     places: list[Any] = list({Binding(ns, k) for ns in spaces for k, v in list(ns.items())
                               if v is cls})
     places += [CellOf(c) for c in closure_cells(cls)]

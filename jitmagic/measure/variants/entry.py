@@ -34,11 +34,11 @@ from ..discovery.discover import profiled_discovery
 from ..discovery.found import Found
 from ..discovery.found import closure_values
 from ..discovery.found import code_of
+from ..discovery.found import functions_of
 from .inner_jit import is_user_jit
 from .plan import JIT_OPTIONS
 from .plan import Helper
 from .plan import Plan
-from .trampoline import functions_of
 from .trampoline import unwrapping
 
 #: JAX's inner wrapper (held in the closure of what a transformation returns) → its name.

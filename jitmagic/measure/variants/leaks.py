@@ -15,7 +15,7 @@ import jax
 from ...model.notes import Leak
 from ...model.notes import Note
 from ..calls.arguments import SCALARS
-from ..discovery.found import closure_values
+from ..discovery.found import held_values
 
 #: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
 _LINK = re.compile(r"^<(\w+) \d+> is referred to by (.*)$")
@@ -81,19 +81,14 @@ MAX_OBJECTS = 2_000
 def static_holder(tree: Any, fixed: tuple) -> Leak | None:
     """Where a result (``tree``, non-array leaves ``fixed``) holds a traced value."""
     seen: set[int] = set()
-    result = _node_type(tree)
+    kind = (tree.node_data() or (None,))[0]  # a registered pytree class's name, or None
+    result = None if kind in (None, tuple, list, dict, type(None)) else kind.__name__
     for in_aux, values in ((True, _aux_data(tree)), (False, fixed)):
         for value in values:
             holder = _holder(value, seen)
             if holder is not None:
                 return Leak("leak_static_held", result, in_aux, *holder)
     return None
-
-
-def _node_type(tree: Any) -> str | None:
-    """The class name of a result that is a registered pytree class (None: a container)."""
-    kind = (tree.node_data() or (None,))[0]
-    return None if kind in (None, tuple, list, dict, type(None)) else kind.__name__
 
 
 def _aux_data(tree: Any) -> list[Any]:
@@ -135,15 +130,7 @@ def _nearer(obj: Any, owner: Any) -> Any:
 def _children(obj: Any) -> list[Any]:
     if isinstance(obj, jax.tree_util.PyTreeDef):  # distrax keeps its inner tree in aux data
         return _aux_data(obj)
-    if isinstance(obj, functools.partial):
-        return [obj.func, *obj.args, *obj.keywords.values()]
-    if isinstance(obj, types.FunctionType):
-        return [*closure_values(obj), *(obj.__defaults__ or ())]
-    if isinstance(obj, list | tuple | set | frozenset):
-        return list(obj)
-    if isinstance(obj, dict):
-        return list(obj.values())
-    return list(getattr(obj, "__dict__", {}).values())
+    return held_values(obj)
 
 
 def _described(owner: Any) -> tuple[str, str]:

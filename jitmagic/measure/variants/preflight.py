@@ -18,6 +18,7 @@ from ...model.notes import Inline
 from ...model.notes import Note
 from ...model.notes import mentions
 from ...model.stats.units import cut_to
+from ..discovery.discover import trace_once
 from ..sampling.structure import count_equations
 from ..sampling.structure import count_nested_calls
 from .build import build_variant
@@ -98,18 +99,10 @@ def _programs(variant: Variant, lower: bool = True, checking: bool = True,
     caches (``checking``: under JAX's leak checker); lowered untimed (``lower``), so one-time
     lowering costs land on no timed run."""
     plan = variant.plan
-    jax.clear_caches()  # a warm trace cache would hide a helper's body
-    leaks = jax.checking_leaks() if checking else contextlib.nullcontext()
-    # JAX's own frames kept on tracebacks: a failure in its leak checker is seen as one
-    filtering = jax.config.values["jax_traceback_filtering"]
-    try:
-        jax.config.update("jax_traceback_filtering", "off")
-        with leaks:
-            traced = jax.jit(variant.fn, **variant.jit_options).trace(*plan.args, **plan.kwargs)
-    except Exception as exc:  # noqa: BLE001 (any failure is the user's code: reported later)
-        return None, exc
-    finally:
-        jax.config.update("jax_traceback_filtering", filtering)
+    traced, error = trace_once(variant.fn, plan.args, plan.kwargs, variant.jit_options,
+                               checking)
+    if error is not None:
+        return None, error
     lowered = None
     if lower:
         with contextlib.suppress(Exception):  # a lowering error shows in the timed run itself
@@ -222,6 +215,6 @@ def _is_leak(error: BaseException) -> bool:
     """A tracer leak: JAX's error for one used later, or what its leak checker raises."""
     if isinstance(error, jax.errors.UnexpectedTracerError):
         return True
-    frames = traceback.extract_tb(error.__traceback__)  # JAX's own kept: _programs
+    frames = traceback.extract_tb(error.__traceback__)  # JAX's own kept: trace_once
     return any(f.name in ("ensure_no_leaks", "leaked_tracer_error") for f in frames) \
         or str(error).startswith("Leaked trace")

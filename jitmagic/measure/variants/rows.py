@@ -18,6 +18,7 @@ from ...model.rows import FROM_STAGED
 from ...model.rows import PHASES
 from ...model.rows import VariantResult
 from ..discovery.found import UserFunctions
+from ..discovery.found import defined_in
 from ..sampling import stages
 from ..sampling.monitor import Monitor
 from ..sampling.runner import ColdSample
@@ -207,7 +208,7 @@ class _Claims:
         self.by_code = {h.code: n for n, h in helpers.items()}
         #: The code defined inside a counted helper (``jax.checkpoint(lambda ...)`` in its
         #: body: under ``grad`` its jit's equations may show the lambda alone) → that helper.
-        self.holders = {inner: n for n in counted for inner in _defined_in(helpers[n].code)}
+        self.holders = {inner: n for n in counted for inner in defined_in(helpers[n].code)}
         self.is_user = UserFunctions()
         self.calls: Counter = Counter()
         self.backward: Counter = Counter()
@@ -271,10 +272,3 @@ class _Claims:
                 for tb in {eqn.source_info.traceback for eqn in getattr(body, "eqns", ())}}
         return self.chains[id(body)]
 
-
-def _defined_in(code: types.CodeType) -> Iterable[types.CodeType]:
-    """The code objects defined inside ``code``, at any depth."""
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield const
-            yield from _defined_in(const)

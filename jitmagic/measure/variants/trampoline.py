@@ -7,20 +7,18 @@ thread, the original code on any other; put back in ``finally``.
 from __future__ import annotations
 
 import functools
-import gc
 import inspect
 import keyword
 import threading
 import types
 import warnings
-import weakref
 from collections.abc import Callable
-from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ...usercode import OWN_SOURCE
+from ..discovery.found import COPIES
 
 #: The trampoline's file name: no line of the user's is ever attributed to it.
 TRAMPOLINE_FILE = OWN_SOURCE + "trampoline>"
@@ -29,35 +27,13 @@ TRAMPOLINE_FILE = OWN_SOURCE + "trampoline>"
 #: ``threading.get_ident`` (no argument name can be spelt like them).
 _ROUTER, _ORIGINAL, _IDENT = "<jitmagic router>", "<jitmagic original>", "<jitmagic ident>"
 
-#: jitmagic's copies of helpers: never routed.
-_COPIES: weakref.WeakSet[types.FunctionType] = weakref.WeakSet()
-
-
-def functions_of(code: types.CodeType) -> list[types.FunctionType]:
-    """The live function objects whose code is ``code``, jitmagic's copies left out."""
-    return functions_of_all([code])[code]
-
-
-def functions_of_all(codes: Iterable[types.CodeType]
-                     ) -> dict[types.CodeType, list[types.FunctionType]]:
-    """:func:`functions_of` each of ``codes``, from one scan of the heap."""
-    wanted = list(dict.fromkeys(codes))
-    out: dict[types.CodeType, list[types.FunctionType]] = {c: [] for c in wanted}
-    if not wanted:
-        return out
-    for f in gc.get_referrers(*wanted):
-        if isinstance(f, types.FunctionType) and f.__code__ in out and f not in _COPIES:
-            out[f.__code__].append(f)
-    return out
-
-
 def copy_function(fn: types.FunctionType) -> types.FunctionType:
     """A new function object with ``fn``'s code, globals, name, defaults and closure."""
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
                               fn.__closure__)
     for name in ("__kwdefaults__", "__qualname__", "__module__", "__doc__"):
         setattr(copy, name, getattr(fn, name))
-    _COPIES.add(copy)
+    COPIES.add(copy)
     return copy
 
 

@@ -6,9 +6,9 @@ its type, not raised into the user's call (:func:`tree_difference`)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
 from typing import Any
 from typing import Protocol
 
@@ -33,7 +33,7 @@ class _Channel:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.listeners: list[Listener] = []
-        self.undo: list[Callable[[], None]] = []
+        self.undo = contextlib.ExitStack()  # what _open set, put back last first
         self.user_flag = self.user_disabled = self.stopped = False
         self.ours: int | None = None  # the thread setting the flag for the watch
 
@@ -43,7 +43,7 @@ class _Channel:
                 try:
                     self._open()
                 except BaseException:
-                    self._close()
+                    self.undo.close()
                     raise
             self.listeners.append(listener)
             if self.stopped:
@@ -54,7 +54,7 @@ class _Channel:
             if listener in self.listeners:
                 self.listeners.remove(listener)
                 if not self.listeners:
-                    self._close()
+                    self.undo.close()
 
     def _open(self) -> None:
         import jax
@@ -63,21 +63,17 @@ class _Channel:
         self.stopped = False
         self.user_flag = bool(getattr(jax.config, EXPLAIN_FLAG))
         self.user_disabled = logger.disabled
-        self.undo.append(on_config_update(EXPLAIN_FLAG, self._on_update))
-        self.undo.append(lambda: self.set_flag(self.user_flag))
+        self.undo.callback(on_config_update(EXPLAIN_FLAG, self._on_update))
+        self.undo.callback(lambda: self.set_flag(self.user_flag))
         self.set_flag(True)
-        self.undo.append(guard_tree_differences(tree_difference))
-        self.undo.append(lambda: setattr(logger, "disabled", self.user_disabled))
+        self.undo.callback(guard_tree_differences(tree_difference))
+        self.undo.callback(lambda: setattr(logger, "disabled", self.user_disabled))
         logger.disabled = False
-        self.undo.append(lambda: logger.__dict__.pop("isEnabledFor", None))
+        self.undo.callback(lambda: logger.__dict__.pop("isEnabledFor", None))
         setattr(logger, "isEnabledFor", lambda level: level >= logging.WARNING  # noqa: B010
                 or logging.Logger.isEnabledFor(logger, level))
-        self.undo.append(lambda: logger.removeFilter(self._on_record))
+        self.undo.callback(lambda: logger.removeFilter(self._on_record))
         logger.addFilter(self._on_record)
-
-    def _close(self) -> None:
-        while self.undo:
-            self.undo.pop()()
 
     def set_flag(self, value: bool) -> None:
         import jax
@@ -138,19 +134,12 @@ def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any]:
     """(JAX's input path, each tree's ``node_data()``) of the first node that differs."""
     da, db = a.node_data(), b.node_data()
     ca, cb = a.children(), b.children()
-    if da is None or db is None or len(ca) != len(cb) or _differ(da, db):
+    if da is None or db is None or len(ca) != len(cb) or not same(da, db):
         return path, da, db
     for i, (x, y) in enumerate(zip(ca, cb, strict=True)):
-        if _differ(x, y):
+        if not same(x, y):
             return _first_difference(x, y, path + _key(da, i))
     return path, da, db
-
-
-def _differ(a: Any, b: Any) -> bool:
-    try:
-        return bool(a != b)
-    except Exception:  # noqa: BLE001 (an __eq__ that raises: they differ, said as such)
-        return True
 
 
 def _key(data: Any, i: int) -> str:
@@ -176,3 +165,22 @@ def shown(value: Any) -> str:
         val = getattr(value, "val", value) if type(value).__name__ == "Static" else value
         said = f"<a {type(val).__name__} that could not be shown>"
         return f"Static(val={said})" if val is not value else said
+
+
+def same(before: Any, now: Any) -> bool:
+    """Whether two values are the same (a NaN is; an ``__eq__`` that raises is not): a value
+    a trace read and it now, one tree node and another."""
+    if before is now:
+        return True
+    if type(before) is not type(now):
+        return False
+    if type(before) is tuple:
+        return len(before) == len(now) and all(map(same, before, now))
+    try:
+        return bool(before == now) or _nan(before) and _nan(now)
+    except Exception:  # noqa: BLE001 (an __eq__ that raises: it changed, to something else)
+        return False
+
+
+def _nan(value: Any) -> bool:
+    return isinstance(value, float | complex) and value != value

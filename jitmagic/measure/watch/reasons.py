@@ -243,8 +243,8 @@ def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
     found: list[tuple[str, str | None]] = []
     for m in _GRAPH_ATTRS.finditer(attrs):
         key = m["key"] if m["key"] is not None else m["index"]
-        found.append((key, _balanced(attrs, m.end()) if m["what"].startswith("Static")
-                      else None))
+        static = m["what"].startswith("Static")  # its value runs to its bracket's close
+        found.append((key, attrs[m.end():_items(attrs, m.end())[1]].strip() if static else None))
     if not found:
         return None
     owners = _owners(head, [value is None for _, value in found])
@@ -281,17 +281,21 @@ def _owners(nodes: str, child: list[bool]) -> list[str | None] | None:
     return owners if (next_node, len(owners)) == (len(sizes), len(child)) else None
 
 
-def _balanced(t: str, start: int) -> str:
-    """The text from ``start`` to the ``)`` closing the bracket open before it."""
-    depth = 0
+def _items(t: str, start: int) -> tuple[list[str], int | None]:
+    """The items (split at top-level commas) from ``start`` to the bracket closing the one
+    open before it, and where that bracket is (None: not in ``t``, its last item left out)."""
+    depth, begin, items = 0, start, list[str]()
     for j in range(start, len(t)):
         if t[j] in "([{":
             depth += 1
-        elif t[j] in ")]}":
-            if depth == 0:
-                return t[start:j].strip()
+        elif t[j] in ")]}" and depth:
             depth -= 1
-    return t[start:].strip()
+        elif t[j] in ")]}":
+            return [*items, t[begin:j].strip()], j
+        elif t[j] == "," and not depth:
+            items.append(t[begin:j].strip())
+            begin = j + 1
+    return items, None
 
 
 def _weak(t: str) -> str:
@@ -336,23 +340,7 @@ def static_field(before: str | None, after: str | None) -> tuple[str, str, str] 
 
 def _nodes(t: str) -> list[tuple[str, list[str]]]:
     """Each ``Name[(a, b)]`` in ``t``: the name and its top-level items."""
-    found = []
-    for m in _NODE.finditer(t):
-        depth, items, start = 0, [], m.end()
-        for j in range(m.end(), len(t)):
-            ch = t[j]
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}" and depth:
-                depth -= 1
-            elif ch == ")":
-                items.append(t[start:j].strip())
-                break
-            elif ch == "," and not depth:
-                items.append(t[start:j].strip())
-                start = j + 1
-        found.append((m["name"], [x for x in items if x]))
-    return found
+    return [(m["name"], [x for x in _items(t, m.end())[0] if x]) for m in _NODE.finditer(t)]
 
 
 def _fields_of(name: str, count: int) -> list[str] | None:

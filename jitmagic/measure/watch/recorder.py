@@ -6,11 +6,13 @@ Everything set is put back on every path out, Ctrl-C held."""
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import os
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -95,7 +97,7 @@ class Recorder:
         self._omitted: dict[str, list[Any]] = {}
         self._pending: dict[int, list[Miss]] = {}
         self._lock = threading.Lock()
-        self._undo: list[Any] = []
+        self._undo = contextlib.ExitStack()
         self._start = self._end = 0.0
         self._before: set[threading.Thread] = set()
         self._explained = 0
@@ -112,10 +114,10 @@ class Recorder:
         self._live = _Decider(self.watched, self._before)
         try:
             with interrupts_held():
-                self._undo.append(lambda: channel.unsubscribe(self))
+                self._undo.callback(channel.unsubscribe, self)
                 channel.subscribe(self)
-                self._undo.append(lambda: unregister(
-                    jax.monitoring.unregister_event_duration_listener, self._on_duration))
+                self._undo.callback(unregister, jax.monitoring.unregister_event_duration_listener,
+                                    self._on_duration)
                 jax.monitoring.register_event_duration_secs_listener(self._on_duration)
         except BaseException:
             self.stop()
@@ -127,8 +129,7 @@ class Recorder:
         if self._start and not self._end:
             self._end = clocks.wall()
         with interrupts_held():
-            while self._undo:
-                self._undo.pop()()
+            self._undo.close()
 
     def __enter__(self) -> Recorder:
         self.start()
@@ -352,13 +353,8 @@ _NOT_MEASURING = (os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
 
 def _measuring() -> bool:
     """Whether jitmagic's own measuring is on this stack: its compiles are not the run's."""
-    frame: Any = sys._getframe(2)
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith(_MEASURE) and not name.startswith(_NOT_MEASURING):
-            return True
-        frame = frame.f_back
-    return False
+    names = (f.f_code.co_filename for f, _ in traceback.walk_stack(sys._getframe(2)))
+    return any(n.startswith(_MEASURE) and not n.startswith(_NOT_MEASURING) for n in names)
 
 
 def _caller() -> tuple[str | None, str | None, bool, JitEntry | None]:

@@ -19,6 +19,8 @@ from typing import Any
 from ...model.ledger import Stale
 from ...model.ledger.compiles import MAX_TEXT
 from ...usercode import user_file
+from ..discovery.found import innermost
+from .channel import same
 from .channel import shown
 
 #: Values jit bakes in as they are: a change of one is a stale program.
@@ -65,7 +67,7 @@ def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
     level: list[Any] = [fun]
     for depth in range(5):
         for value in level:
-            py = _unwrapped(value)
+            py = innermost(value)
             if isinstance(py, types.FunctionType) and user_file(py.__code__.co_filename):
                 return py
         level = list(args) if depth == 0 else \
@@ -75,7 +77,7 @@ def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
 
 def place(fun: Any) -> str | None:
     """``file:line`` where the function ``fun`` wraps begins; None where it has no code."""
-    code = getattr(_unwrapped(fun), "__code__", None)
+    code = getattr(innermost(fun), "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
 
 
@@ -114,7 +116,8 @@ def _reads(py: types.FunctionType, depth: int, seen: set[int],
             now = functools.partial(getattr, cells[name], "cell_contents")
         else:
             continue
-        if _plain(value):
+        if type(value) in PLAIN or type(value) is tuple and len(value) <= 64 \
+                and all(type(v) in PLAIN for v in value):
             yield Read(name, scope, line, value, now, helper)
         elif depth > 0 and isinstance(value, types.FunctionType) \
                 and user_file(value.__code__.co_filename):
@@ -131,22 +134,6 @@ def _loads(code: types.CodeType) -> Iterator[tuple[str, str, str | None]]:
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             yield from ((n, "global", line) for n, s, line in _loads(const) if s == "global")
-
-
-def _plain(value: Any) -> bool:
-    if type(value) in PLAIN:
-        return True
-    return type(value) is tuple and len(value) <= 64 and all(type(v) in PLAIN for v in value)
-
-
-def _unwrapped(fun: Any) -> Any:
-    for _ in range(32):
-        inner = fun.func if isinstance(fun, functools.partial) else \
-            getattr(fun, "__wrapped__", None) or getattr(fun, "__func__", None)
-        if inner is None or inner is fun:
-            break
-        fun = inner
-    return fun
 
 
 def stale(traces: list[Traced]) -> Iterator[Stale]:
@@ -168,31 +155,13 @@ def stale(traces: list[Traced]) -> Iterator[Stale]:
                 now = r.now()
             except (KeyError, ValueError):  # deleted since: nothing to compare
                 continue
-            if not _same(r.value, now):
+            if not same(r.value, now):
                 v = Stale(t.function, r.name, r.scope, *_shown(r.value, now), r.line,
                           t.defined_at, r.helper,
                           t.inputs if versions[id(t.ref)] > 1 else None)
                 if v not in said:
                     said.add(v)
                     yield v
-
-
-def _same(before: Any, now: Any) -> bool:
-    """Whether a value read is the same now (a NaN is; an ``__eq__`` that raises is not)."""
-    if before is now:
-        return True
-    if type(before) is not type(now):
-        return False
-    if type(before) is tuple:
-        return len(before) == len(now) and all(map(_same, before, now))
-    try:
-        return bool(before == now) or _nan(before) and _nan(now)
-    except Exception:  # noqa: BLE001 (an __eq__ that raises: it changed, to something else)
-        return False
-
-
-def _nan(value: Any) -> bool:
-    return isinstance(value, float | complex) and value != value
 
 
 def _shown(before: Any, now: Any) -> tuple[str, str]:
