@@ -73,12 +73,11 @@ def backend_memory() -> dict[str, Any]:
 @dataclass(frozen=True)
 class Children:
     """The children that take the cold samples: the entry and arguments each measures
-    (``FILE.py -r 1 -q ...``), its time limit, the probed platform (``-r auto``'s budget)."""
+    (``FILE.py -r 1 -q ...``) and its time limit."""
 
     entry: Entry
     argv: tuple[str, ...]
     timeout_s: float | None = None
-    platform: str | None = None
 
 
 _CHILDREN: contextvars.ContextVar[Children | None] = contextvars.ContextVar(
@@ -124,7 +123,7 @@ def for_command(entry: Entry, file: str, script_args: list[str],
                         ("--mine", options.mine)):
         said = ",".join(value) if isinstance(value, list | tuple) else value
         argv += [flag, str(said)] if said else []
-    return Children(entry, (*argv, "--", *script_args), HANG_S, found["platform"])
+    return Children(entry, (*argv, "--", *script_args), HANG_S)
 
 
 @contextlib.contextmanager
