@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
+import os
 import re
 import textwrap
 from collections.abc import Iterable
@@ -17,6 +18,7 @@ from typing import TypeVar
 from ..model.comparison import Comparison
 from ..model.saved.schema import printable
 from ..model.stats.units import cut_to
+from ..model.stats.units import fmt_s
 from ..model.sweep import Sweep
 
 T = TypeVar("T")
@@ -340,6 +342,22 @@ def answer_first(answer: Sequence[Block], rest: Sequence[Block], what: str,
     return text, Html(f"{as_html(answer)}\n{fold(what, as_html(rest), verbose)}")
 
 
+def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:
+    """Where the cold samples were taken, where the backend's compiler remembers work
+    between compiles in a process (None elsewhere): each in a fresh process, at what
+    cost; or in this one (the session's figures), with the command that takes cold ones."""
+    said = c.env.get("cold_samples")
+    if not said:
+        return None
+    if said["where"] == "fresh":
+        return [f"cold samples: each in a fresh process ({fmt_s(said['sample_s'])} a "
+                "sample), as this backend's compiler remembers compiles within one"]
+    command = f"python -m jitmagic {os.path.basename(c.file or 'CELL.py')} {c.options or ''}"
+    return ["figures: this session's (a process that has compiled before: this backend's "
+            "compiler remembers, and warm runs are left out); for cold ones, each sample "
+            "in a fresh process, run ", Code(command.rstrip())]
+
+
 def provenance(c: Comparison | Sweep) -> list[Block]:
     """Where a report came from: ``made 2026-12-01T12:30:00Z by jitmagic 0.4.0 with -r 3`` (none
     in a report written before provenance existed), and the measured source folded (HTML only)."""
@@ -352,6 +370,8 @@ def provenance(c: Comparison | Sweep) -> list[Block]:
         if c.options is not None:
             made += [" with ", Code(c.options) if c.options else "the default options"]
         out.append(Para([made], "note"))
+    sampled = sampled_line(c)
+    out += [Para([sampled], "note")] if sampled else []
     if c.source:
         lines = c.source.count("\n") + (not c.source.endswith("\n"))
         out.append(Details((f"source ({lines} line{'s' * (lines != 1)})",), c.source))

@@ -47,6 +47,7 @@ from .blocks import first
 from .blocks import fold
 from .blocks import more
 from .blocks import prose
+from .blocks import sampled_line
 from .blocks import shown_name
 from .blocks import wrapped_to
 from .causes import constant_arguments
@@ -67,7 +68,6 @@ from .format import PHASE_LABELS
 from .headlines import comparison_headline
 from .lines import html_table as lines_html
 from .lines import text as lines_text
-from .provenance import sampled_line
 from .sweep import sweep_html
 from .sweep import sweep_text
 from .target import section as target_section

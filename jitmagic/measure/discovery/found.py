@@ -270,7 +270,7 @@ def held_values(obj: Any, most: int | None = None) -> list[Any]:
     return list(itertools.islice(obj, most))
 
 
-#: jitmagic's copies of helpers (:mod:`~..variants.trampoline`): never the user's.
+#: jitmagic's copies of helpers (:mod:`~jitmagic.measure.variants.trampoline`): never the user's.
 COPIES: weakref.WeakSet[types.FunctionType] = weakref.WeakSet()
 
 

@@ -58,8 +58,9 @@ class ProfilerBusy(Exception):
 
 def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
                    check: Checkpoint | None = None) -> Comparison:
-    """``result`` with its :class:`XlaPasses`: one profiled cold compile per variant that
-    ran (flat only where nothing was nested). A stop keeps the compiles done and says why."""
+    """``result`` with its :class:`~jitmagic.model.causes.xla_passes.XlaPasses`: one
+    profiled cold compile per variant that ran (flat only where nothing was nested). A
+    stop keeps the compiles done and says why."""
     check = check or Checkpoint()
     check.report.at(PART)
     same = not prepared["nested"].variant.planned

@@ -102,7 +102,7 @@ class Bisection:
 def bisect(walked: Sequence[str], measure: Callable[[str], ReleaseResult], cache: str
            ) -> Bisection:
     """Halve ``walked`` for each stage of the flat program slower in its last release
-    than in its first by the one rule (:meth:`~..diff.StageDiff.slower_by`), each
+    than in its first by the one rule (:meth:`~jitmagic.model.diff.StageDiff.slower_by`), each
     release measured once (``measure``): the first release slower than the first one,
     which measuring every release names too where a slowdown, once come, stays. A
     release that gave no comparison (a hang, a crash) counts as slower."""

@@ -1,5 +1,5 @@
 """The "why is the first call slow" section: the causes of
-:func:`jitmagic.model.causes.why.causes`, the measured savings first, then where the
+:func:`jitmagic.model.causes.cause.causes`, the measured savings first, then where the
 first call's time goes, then what could not be decided or measured."""
 
 from __future__ import annotations

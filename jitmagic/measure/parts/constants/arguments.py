@@ -58,7 +58,8 @@ def wanted(result: Comparison) -> bool:
 
 
 def _big(result: Comparison) -> list[str]:
-    """The variants that captured :data:`BIG_BYTES` of array constants or more."""
+    """The variants that captured array constants of
+    :data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES` or more."""
     return [n for n in VARIANTS if n in result.variants
             and (result.variants[n].constant_bytes or 0) >= model.BIG_BYTES]
 
@@ -77,7 +78,8 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
                            check: Checkpoint | None = None,
                            options: Options | None = None) -> Comparison:
     """``result`` with its big constants measured passed as arguments; as it was where
-    no variant captured :data:`BIG_BYTES` or more, or where its comparison stopped."""
+    no variant captured :data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES` or
+    more, or where its comparison stopped."""
     names = [n for n in _big(result) if n in built and n in prepared]
     if result.stopped_anywhere or not names:
         return result
