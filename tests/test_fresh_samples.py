@@ -6,6 +6,7 @@ and no child at all in a CPU comparison."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -149,6 +150,8 @@ def test_ctrl_c_ends_the_children_with_the_command_and_leaves_nothing(tmp_path):
                 with contextlib.suppress(psutil.Error):
                     p.kill()
     assert "interrupted by the user" in out + err, out + err
+    # no sample ended with a result: where they were taken is said, with no cost
+    assert "cold samples: each in a fresh process, as this backend's" in out, out
     assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
     assert not list(tmp_path.glob("jitmagic-child-*"))
 
@@ -194,7 +197,10 @@ def test_a_process_that_holds_the_device_gives_the_sessions_figures_and_the_cold
     assert said.env["cold_samples"] == {"where": "session"}
     for full in (said.report(), said.report(verbose=True)):
         assert "figures: this session's" in full
-        assert "python -m jitmagic CELL.py -r 1" in " ".join(full.split())
+        assert "save the cell as FILE.py and run python -m jitmagic FILE.py -r 1" in \
+            " ".join(full.split())
+    magic = dataclasses.replace(said, options="-r 2 -o --no-plot --nest f")
+    assert "run python -m jitmagic FILE.py -r 2 --nest f" in " ".join(magic.report().split())
     monkeypatch.setenv(memory.STANDIN_ENV, "0")
     assert "cold_samples" not in jitmagic.compare(g, jnp.ones(8), repeat=1, quiet=True).env
 

@@ -557,3 +557,26 @@ def test_the_magic_writes_the_trace_of_its_comparison(ip, tmp_path):
                               "model(jnp.ones((8, 8)))")
     traced = _read_trace(path)
     assert _within(traced["model", "flat", "XLA compile"], found.flat.median("compile_s"))
+
+
+def test_ctrl_c_under_a_release_keeps_the_releases_measured_before_it(
+        measured, monkeypatch, tmp_path, capsys):
+    from jitmagic.frontends.command import build_parser
+    from jitmagic.frontends.script import releases as script
+    from jitmagic.frontends.statuses import PARTIAL
+
+    def one(release, argv, args, entry):
+        if release == "0.9.1":
+            raise KeyboardInterrupt  # Ctrl-C while the second release is measured
+        return ReleaseResult(release, measured, release, f"/c/jax-{release}")
+
+    monkeypatch.setattr(script, "_one", one)
+    path = tmp_path / "cell.py"
+    path.write_text("def f(x):\n    return x\nf(1)\n")
+    trace = tmp_path / "t.json"
+    argv = [str(path), "--jax", "0.9.0,0.9.1,0.9.2", "--trace", str(trace)]
+    assert script.show(build_parser().parse_args(argv), argv, None) == PARTIAL
+    said = capsys.readouterr().out
+    assert "stopped by Ctrl-C: the releases above are those measured before it" in said
+    assert "0.9.0" in said and "0.9.2" not in said
+    assert json.loads(trace.read_text())["traceEvents"][0]["args"]["name"] == "jax 0.9.0"

@@ -154,6 +154,8 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
 )
 
 
+#: The magic's own options, which the command does not take.
+MAGIC_ONLY = ("-o", "--output", "--no-plot")
 #: Where the docs hold each tool's :func:`as_markdown` list, in ``<!-- options: TOOL -->``.
 DOCS = {COMPARE: "docs/options.md", WATCH: "docs/watch.md"}
 

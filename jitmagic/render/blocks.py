@@ -6,6 +6,7 @@ import base64
 import html
 import os
 import re
+import shlex
 import textwrap
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from ..model.saved.schema import printable
 from ..model.stats.units import cut_to
 from ..model.stats.units import fmt_s
 from ..model.sweep import Sweep
+from ..options.table import MAGIC_ONLY
 
 T = TypeVar("T")
 
@@ -350,12 +352,16 @@ def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:
     if not said:
         return None
     if said["where"] == "fresh":
-        return [f"cold samples: each in a fresh process ({fmt_s(said['sample_s'])} a "
-                "sample), as this backend's compiler remembers compiles within one"]
-    command = f"python -m jitmagic {os.path.basename(c.file or 'CELL.py')} {c.options or ''}"
+        cost = f" ({fmt_s(said['sample_s'])} a sample)" if said.get("sample_s") else ""
+        return [f"cold samples: each in a fresh process{cost}, as this backend's compiler "
+                "remembers compiles within one"]
+    options = [w for w in shlex.split(c.options or "") if w not in MAGIC_ONLY]
+    file = os.path.basename(c.file) if c.file else "FILE.py"
+    command = shlex.join(["python", "-m", "jitmagic", file, *options])
     return ["figures: this session's (a process that has compiled before: this backend's "
             "compiler remembers, and warm runs are left out); for cold ones, each sample "
-            "in a fresh process, run ", Code(command.rstrip())]
+            "in a fresh process, ", "" if c.file else "save the cell as FILE.py and ",
+            "run ", Code(command)]
 
 
 def provenance(c: Comparison | Sweep) -> list[Block]:

@@ -41,6 +41,7 @@ from ...model.reports.releases import ReleaseResult
 from ...model.reports.releases import Releases
 from ...model.reports.releases import bisect
 from ...model.saved import files
+from ...options.table import MAGIC_ONLY
 from ...render.releases import html_document
 from ...render.releases import text
 from ...render.releases.trace import trace_json
@@ -55,7 +56,6 @@ from .loading import read_source
 from .loading import script_path
 
 #: The magic's own options, which the command does not take.
-MAGIC_ONLY = ("-o", "--output", "--no-plot")
 #: What the line form says to ``--jax``.
 LINE_FORM = ("%jitcompare --jax measures objects of earlier cells, which another release's "
              "Python does not have: put the imports, the function and its call in one cell, "
@@ -96,11 +96,21 @@ def measure(args: argparse.Namespace, argv: list[str], entry: Entry) -> Releases
     if args.file != "demo":  # said once, here, rather than by every release's child
         path = script_path(args.file)
         check_shape(read_source(path), str(path.resolve()))
-    if args.bisect:
-        return bisect(_walked(*args.bisect), lambda r: _one(r, argv, args, entry),
-                      str(cache_root()))
-    return Releases(tuple(_one(release, argv, args, entry) for release in args.jax),
-                    str(cache_root()))
+    walked = _walked(*args.bisect) if args.bisect else args.jax
+    done: list[ReleaseResult] = []
+
+    def one(release: str) -> ReleaseResult:
+        done.append(_one(release, argv, args, entry))
+        return done[-1]
+
+    try:
+        if args.bisect:
+            return bisect(walked, one, str(cache_root()))
+        return Releases(tuple(one(release) for release in walked), str(cache_root()))
+    except KeyboardInterrupt:  # what was measured is shown, and the command ends partial
+        return Releases(tuple(sorted(done, key=lambda x: walked.index(x.release)
+                                     if x.release in walked else len(walked))),
+                        str(cache_root()), stopped=True)
 
 
 def _walked(low: str, high: str) -> list[str]:
@@ -175,7 +185,8 @@ def show(args: argparse.Namespace, argv: list[str], entry: Entry) -> int:
     print(text(found, verbose=args.verbose))
     write_reports(found, args)
     results = found.measured.results if isinstance(found, Bisection) else found.results
-    whole = all(x.measured and not x.measured.stopped_anywhere for x in results)
+    whole = not (isinstance(found, Releases) and found.stopped) and all(
+        x.measured and not x.measured.stopped_anywhere for x in results)
     return MEASURED if whole else PARTIAL
 
 

@@ -173,11 +173,11 @@ class ChildSubject:
         started = clocks.wall()
         end = run_child(self.spawn.entry, {"argv": list(self.spawn.argv), "sample": self.name},
                         timeout_s=self.spawn.timeout_s, stop=check.due)
-        self.costs.append(clocks.wall() - started)
         check.poll("its cold sample in a fresh process")
         if not isinstance(end, Finished):  # a crash, a hang, an error: the variant's finding
             raise RuntimeError(f"its cold sample in a fresh process ended without a result: "
                                f"{end}")
+        self.costs.append(clocks.wall() - started)  # a sample's cost: only whole ones
         self.device = {k: end.result["env"].get(k) for k in DEVICE_KEYS}
         row = end.result["variants"][self.name]["samples"]
         times = {k: xs[0] for k, xs in row.items() if xs and xs[0] is not None}
@@ -212,8 +212,8 @@ def where_sampled(takers: dict[str, Any]) -> dict[str, Any]:
     processes (their device, what each cost, median seconds), or in this process where
     its backend remembers (the session's figures); nothing where it does not (a CPU)."""
     costs = [c for t in takers.values() for c in t.costs]
-    if costs:
+    if takers:  # a sample's cost: of those that ended with a result (None: none did)
         device: dict[str, Any] = next((t.device for t in takers.values() if t.device), {})
-        return {**device, "cold_samples": {"where": "fresh",
-                                           "sample_s": statistics.median(costs)}}
+        return {**device, "cold_samples": {
+            "where": "fresh", "sample_s": statistics.median(costs) if costs else None}}
     return {"cold_samples": {"where": "session"}} if session_remembers() else {}

@@ -77,6 +77,8 @@ class Releases:
 
     results: tuple[ReleaseResult, ...]
     cache: str
+    #: Ctrl-C ended the run: ``results`` are the releases measured before it.
+    stopped: bool = False
 
     @property
     def changes(self) -> tuple[Change, ...]:

@@ -72,7 +72,8 @@ def text(r: Releases | Bisection, verbose: bool = False) -> str:
     elif rest := [line for line in said if line not in lines]:
         lines.append(f"  -v shows {len(rest)} more line{'s' * (len(rest) > 1)} of changes "
                      "and findings")
-    return "\n".join([*lines, f"environments: {r.cache} (made once, reused)"])
+    stop = ["stopped by Ctrl-C: the releases above are those measured before it"]
+    return "\n".join([*lines, *stop * r.stopped, f"environments: {r.cache} (made once, reused)"])
 
 
 def html_document(r: Releases | Bisection) -> str:
