@@ -1,8 +1,5 @@
-"""A Python environment per JAX release, for ``--jax 0.9.0,0.10.2``: made once (``uv``,
-else venv and pip) in the user's cache folder, holding jax, jaxlib and :data:`PACKAGES`
-(the child's jitmagic is the user's source, on its ``PYTHONPATH``). A folder without its
-:data:`READY` file (an install cut short) is made again.
-"""
+"""A Python environment per JAX release, for ``--jax 0.9.0,0.10.2``: made once (``uv``, else venv
+and pip) in the user's cache folder; one without its :data:`READY` file is made again."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Flat against nested, measured side by side: the pipeline behind the magic and ``compare``.
-Variants are interleaved (flat, nested, nested, flat, ...) so that drift hits both; one
-measurement runs at a time per process (its variants swap the process's own helpers).
-"""
+"""Flat against nested, measured side by side, interleaved so that drift hits both: the pipeline
+behind the magic and ``compare``; one measurement runs at a time per process."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Folders of jitmagic's own in the temp folder, removed on every way out (Ctrl-C too,
-with interrupts held). Each is named with its process's id and holds a :data:`MARK`:
-the next one made removes the folders of processes now gone (killed outright), and only
-those. A temp folder that cannot be used is a :class:`ScratchFolderError`.
-"""
+"""Folders of jitmagic's own in the temp folder, removed on every way out (Ctrl-C too); each holds
+a :data:`MARK` so that the next one made removes those of processes now gone."""
 
 from __future__ import annotations
 

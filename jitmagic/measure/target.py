@@ -1,11 +1,6 @@
-"""``--target TOPOLOGY``: flat and nested traced, lowered and compiled for a TPU slice
-this machine does not have, never run (issue 52). libtpu's compile-only client starts
-in this process with its variables set only meanwhile, its warnings kept off the user's
-output. The arguments are placed on the topology's devices by the user's shardings
-where they fit, else replicated. The rounds are the comparison's own, on trace + lower
-+ compile; the record is kept in the comparison's ``env``; ``--xla`` and ``--effort``
-(compile only) then run on the target's programs.
-"""
+"""``--target TOPOLOGY``: flat and nested traced, lowered and compiled for a TPU slice this machine
+does not have, never run (issue 52), by libtpu's compile-only client started in this process;
+the arguments placed by the user's shardings where they fit, else replicated."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Which of the user's functions a trace really calls, and where each one is bound: one
-plain trace from cleared caches, read by :mod:`.call_graph`; bindings from live objects
-(:mod:`.live_objects`); a ``self`` made during the trace caught by a second trace; a
-decorator's wrapper and what it wraps one helper. A trace that raises leaves no program:
-:func:`profiled_discovery` then traces once under a ``sys.setprofile`` hook that counts
-user calls from user frames and reads their bindings off the live frames."""
+"""Which of the user's functions a trace really calls, and where each one is bound, from one plain
+trace; a trace that raises is traced again under a ``sys.setprofile`` hook instead."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""What ``--lines`` counts per user source line: jaxpr equations (own and inclusive) with
-the constants they read, StableHLO ops, and the loops: Python's in the source (read,
-never run) and JAX's in the program (with a scan's ``unroll``: XLA gets that many
-copies of the body per step), so a JAX loop is never taken for a Python one.
-"""
+"""What ``--lines`` counts per user source line: jaxpr equations with the constants they read,
+StableHLO ops, and Python's loops (read) and JAX's (with a scan's ``unroll``)."""
 
 from __future__ import annotations
 

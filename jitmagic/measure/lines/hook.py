@@ -1,10 +1,5 @@
-"""The hook ``--lines`` traces under: hits and Python time per user line, calls per user
-function. :class:`MonitoringHook` (``sys.monitoring``, 3.12+: library code is disabled at
-its first ``PY_START``, so the trace runs at nearly full speed) or, only when asked for,
-:class:`SettraceHook` (2-5x slower; a tracer set before is chained and put back). Time
-runs from one line event to the next in a frame (callees included, as in ``%lprun``); a
-generator's line counts once per resumption.
-"""
+"""The hook ``--lines`` traces under: hits and Python time per user line, calls per user function,
+by ``sys.monitoring`` (:class:`MonitoringHook`) or, when asked for, ``sys.settrace``."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The parts measured after flat against nested, one module each, and :func:`add_parts`,
-which runs them in the order of the table of parts (:data:`jitmagic.model.parts.PARTS`),
-each under the measurement's one checkpoint: once anything stops, nothing after it
-starts. A part that cannot make its scratch folder is skipped with a note saying why.
-"""
+"""The parts measured after flat against nested, and :func:`add_parts`, which runs them in the order
+of :data:`jitmagic.model.parts.PARTS` under the measurement's one checkpoint."""
 
 from __future__ import annotations
 

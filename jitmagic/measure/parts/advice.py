@@ -1,13 +1,6 @@
-"""Which helpers the flat trace spends its time in (the attribution), and which are worth a
-jit of their own (the advice).
-
-The attribution traces the flat variant once more, cold, with the entry and every helper
-wrapped in a timer over a scratch copy of the namespace (nothing is left behind); a
-helper's *own* time excludes its callees, its *inclusive* time counts a recursive helper
-once. The advice nests each helper the flat trace calls at least twice alone, and judges
-its cold start against flat's measured beside it; the significant ones are then measured
-nested together. The method and its numbers: docs/advice.md.
-"""
+"""Which helpers the flat trace spends its time in (the attribution: a timed trace over a scratch
+copy of the namespace), and which are worth a jit of their own (the advice: each nested alone
+against flat, the significant ones together). The method: docs/advice.md."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""XLA's effort (``--effort``): the flat program compiled at lower effort settings, measured.
-
-The running backend's own settings that this JAX can express, each probed once on a tiny
-program, are rows of one interleaved sampler beside the default (the user's own
-``compiler_options``): the program's one lowering compiled cold at the row's setting, then
-steady calls, in :func:`~.run.part_rounds`. A setting is passed as its row's
-``compiler_options``, never through JAX's config or ``XLA_FLAGS``. The method:
-docs/effort.md.
-"""
+"""XLA's effort (``--effort``): the flat program compiled cold at each lower effort setting the
+backend can express (as ``compiler_options``), interleaved with the default (docs/effort.md)."""
 
 from __future__ import annotations
 

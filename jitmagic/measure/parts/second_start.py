@@ -1,10 +1,5 @@
-"""A second start with a warm persistent compilation cache (``--cache``), measured.
-
-For each variant, interleaved, a *no-cache*, a *cold* (an emptied folder of jitmagic's
-own: it writes the entry) and a *warm* start (memory cleared, the disk kept). The user's
-settings, folder and cache object are put back after, with Ctrl-C held. The method:
-docs/cache.md.
-"""
+"""A second start with a warm persistent compilation cache (``--cache``): per variant,
+interleaved, a no-cache, a cold and a warm start; the user's settings put back (docs/cache.md)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""``--xla``: where XLA spends its compile, from one extra cold compile per variant under
-JAX's profiler (the comparison's samples are untouched), and that profile read.
-
-The profiler session, the cache setting and the scratch folder are put back with Ctrl-C
-held; where the user's own session runs, nothing is measured (:data:`REFUSED`). A line's
-events nest by time and lines run at once, so a part of the compile is the wall time
-during which one of its events ran, on any thread, an instant two parts cover being the
-earlier part's: the parts never overlap and, with the rest, add up to the compile. The
-profile's layout and the method: docs/xla.md.
-"""
+"""``--xla``: where XLA spends its compile, from one extra cold compile per variant under JAX's
+profiler, read into parts that never overlap and add up to the compile; all set is put back
+with Ctrl-C held, and nothing is measured where the user's own session runs (docs/xla.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Flat and nested variants of one entry: what every binding of a helper holds while it
-runs (flat: the user's jits taken off; nested: a jit each, at the function object
-(:mod:`~.trampoline`) or a linen class lifted with ``nn.jit``), restored in ``finally``.
-"""
+"""Flat and nested variants of one entry: what every binding of a helper holds while it runs (flat:
+the user's jits off; nested: a jit each), restored in ``finally``."""
 
 from __future__ import annotations
 

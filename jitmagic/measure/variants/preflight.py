@@ -1,9 +1,5 @@
-"""The nested variant traced and lowered once, untimed, before anything is measured.
-A helper whose own jit leaks tracers (a numpyro model under effect handlers, a Keras
-layer) is found by tracing with fewer nested (:class:`LeakSearch`) and kept inline with
-the mechanism (:mod:`~.leaks`); one whose jit fails the trace where flat does not, with
-the error. A nested variant that is the flat program is measured once.
-"""
+"""The nested variant traced and lowered once, untimed, before anything is measured: a helper whose
+jit leaks tracers (:class:`LeakSearch`) or fails where flat does not stays inline, with why."""
 
 from __future__ import annotations
 

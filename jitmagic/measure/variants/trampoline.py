@@ -1,8 +1,5 @@
-"""Nesting a helper at its function object, so that every reference reaches the jit: while
-the entry runs its ``__code__`` is a *trampoline* (same free variables and arguments)
-calling a copy of it under the helper's jit through its :class:`Router` on the measuring
-thread, the original code on any other; put back in ``finally``.
-"""
+"""Nesting a helper at its function object: while the entry runs its ``__code__`` is a trampoline
+calling a copy of it under the helper's jit on the measuring thread, put back in ``finally``."""
 
 from __future__ import annotations
 

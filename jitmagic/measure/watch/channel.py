@@ -1,8 +1,5 @@
-"""JAX's cache-miss explanations, read once for every watch running: one filter on its
-miss logger hands each record to every :class:`Listener`; while a watch runs the logger
-is enabled and the flag on, but the user's handlers see only what they would have seen,
-and the flag ends as the user last set it. A value whose ``__repr__`` raises is said by
-its type, not raised into the user's call (:func:`tree_difference`)."""
+"""JAX's cache-miss explanations, read once for every watch running: one filter on its miss logger
+hands each record to every :class:`Listener`; the user's handlers see what they would have."""
 
 from __future__ import annotations
 

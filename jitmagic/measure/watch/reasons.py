@@ -1,15 +1,6 @@
-"""JAX's explanation of a tracing-cache miss, read into a
-:class:`~jitmagic.model.ledger.compiles.Reason` (JAX 0.10)::
-
-    TRACING CACHE MISS at FILE:LINE:COL (caller):
-      never seen function:
-        NAME id=ID defined at FILE:LINE
-
-or ``for NAME defined at FILE:LINE`` and the closest key's differences by section (input
-types, input pytree with ``Static(val=...)`` or an NNX ``GraphDef``, tracing context);
-what cannot be read is an ``other`` reason with JAX's text. The user's names for what it
-points at are read here too: a pytree path as its parameter (``lr``), an Equinox static
-field as ``MLP.depth``."""
+"""JAX's explanation of a tracing-cache miss (JAX 0.10's ``TRACING CACHE MISS`` text) read into a
+:class:`~jitmagic.model.ledger.compiles.Reason`, with the user's names for what it points at
+(a pytree path as ``lr``, an Equinox static field as ``MLP.depth``); the rest is ``other``."""
 
 from __future__ import annotations
 

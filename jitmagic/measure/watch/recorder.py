@@ -1,8 +1,5 @@
-"""The :class:`Recorder`: every trace, lowering and compile JAX makes while the user's code
-runs, with JAX's reason (:mod:`.channel`), its seconds (``jax.monitoring``'s events: a
-trace opens a compile, lowering and XLA compile complete it; a trace alone is none) and
-the innermost user line; a jit JAX made itself is an eager op (:func:`_jax_made`).
-Everything set is put back on every path out, Ctrl-C held."""
+"""The :class:`Recorder`: every trace, lowering and compile JAX makes while the user's code runs,
+with JAX's reason, its seconds and the innermost user line; all is put back, Ctrl-C held."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Stale programs: jit bakes a closed-over Python value into the program it traces and
-reuses it after the value changed, which neither JAX nor a recompile says. At each trace
-:func:`reads` notes the plain values the jitted function (and the user's functions it
-calls, two deep) reads from globals and closures; :func:`stale` compares them at the end,
-but not for a function object made anew since (its program is never called again)."""
+"""Stale programs: jit bakes a closed-over Python value into its program and reuses it after the
+value changed; :func:`reads` notes those values at each trace, :func:`stale` compares them."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Big captured constants, measured passed as arguments, where a variant captures
-:data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES` or more: its traced jaxpr
-replayed in two forms (:mod:`~.lifting`), checked untimed, then their cold first calls
-interleaved and their outputs compared. The method: docs/constants.md.
-"""
+"""Big captured constants, measured passed as arguments: the jaxpr replayed in both forms
+(:mod:`~.lifting`), their cold first calls interleaved and their outputs compared."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The array constants of a traced program, where each comes from (the user's lines, the
-Python name that holds it), and the program replayed equation by equation with its
-biggest ones captured or passed as arguments, so that the two forms differ in that alone.
-A nested jit's constants are passed to it as arguments of its own; one read only inside
-a loop body, a branch or a custom rule stays captured, with a note. A name is matched by
-identity, else by the one candidate of equal shape and dtype, else of equal shape (a
-converted copy), never guessed. The method: docs/constants.md.
-"""
+"""The array constants of a traced program, where each comes from (the user's lines, the name that
+holds it, matched by identity, else by the one candidate of equal shape), and the program
+replayed with its biggest ones captured or passed as arguments. The method: docs/constants.md."""
 
 from __future__ import annotations
 
