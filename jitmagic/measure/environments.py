@@ -90,8 +90,7 @@ def _make(folder: Path, release: str) -> str | None:
 
 
 def _ran(argv: list[str]) -> str | None:
-    """Run one install step; None, or its reason: the installer's last error line (pip's
-    ``ERROR: ...``, uv's ``cause: ...``), else its last line of output."""
+    """Run one install step; None, or the installer's last error line (else last output line)."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_S,
                               stdin=subprocess.DEVNULL)

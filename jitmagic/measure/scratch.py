@@ -73,8 +73,7 @@ def remove_left_behind(kind: str) -> list[Path]:
 
 
 def _maker(folder: Path) -> int | None:
-    """The process that made ``folder``; None where it is not a scratch folder of this
-    user's (no mark, a mark that disagrees with the name, a link)."""
+    """The process that made ``folder``; None where it is not this user's scratch folder."""
     try:
         if folder.is_symlink() or folder.stat().st_uid != os.getuid():
             return None

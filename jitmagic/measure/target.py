@@ -309,8 +309,7 @@ def _memory(compiled: Any) -> Memory | None:
 
 @dataclasses.dataclass
 class CompileAtSetting(VariantSubject):
-    """``--effort``'s row for the target: the flat program lowered afresh, untimed,
-    then compiled with ``compiler_options``, timed."""
+    """``--effort``'s row for the target: lowered afresh untimed, compiled at its setting, timed."""
 
     compiler_options: dict[str, Any] = dataclasses.field(default_factory=dict)
 

@@ -127,8 +127,7 @@ class _Reader:
 
 
 def _overlap(chain: tuple[Site, ...], context: tuple[Site, ...]) -> int:
-    """How many outer frames of ``chain`` are the innermost of ``context`` (a custom_vjp's
-    backward rule is traced under its forward call's frames)."""
+    """How many outer frames of ``chain`` are the innermost of ``context``."""
     for k in range(min(len(chain), len(context)), 0, -1):
         if chain[-k:] == context[:k]:
             return k

@@ -157,8 +157,7 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
 
 
 def _self_of(klass: type | None, live: Live) -> tuple[type | None, bool, bool] | None:
-    """(``self``'s class, whether it holds arrays without being a pytree, whether it was
-    made before the call); None where no live object tells."""
+    """(``self``'s class, holds arrays, made before the call); None where no live object tells."""
     if klass is None:  # `self` of a function outside a class: nothing says what it was
         return None, False, False
     this = live.instance(klass)
@@ -344,8 +343,7 @@ def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
 
 def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Found],
               key: str | None = None, closure: bool = False) -> types.CodeType | None:
-    """The found function's code ``fn`` runs: its ``__wrapped__``, else (``closure``, or
-    bound under its name) the one its closure holds."""
+    """The found function's code ``fn`` runs: its ``__wrapped__``, else its closure's."""
     if not isinstance(fn, types.FunctionType) or fn.__code__ is not wrapper:
         return None
     inner: Any = getattr(fn, "__wrapped__", None)
@@ -453,8 +451,7 @@ def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
 
 
 def restore_profiler(previous: Any, fn: Callable) -> None:
-    """Put back the profiler that ran before: a C-level one by ``enable()``, a
-    function as it was, any other left off with a warning."""
+    """Put back the profiler that ran before, or leave it off with a warning where it cannot be."""
     if isinstance(previous, _lsprof.Profiler) or (
             previous is not None and not callable(previous)
             and callable(getattr(previous, "enable", None))):

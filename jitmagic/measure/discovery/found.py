@@ -164,8 +164,7 @@ def as_called(name: str, code: types.CodeType, binding: Binding) -> str:
 def global_bindings(code: types.CodeType, caller: types.CodeType,
                     namespace: dict[str, Any] | None, keys: list[str],
                     own: dict[str, Any] | None) -> list[Binding]:
-    """The ``keys`` of ``namespace`` holding ``code`` (those ``caller`` writes, where
-    any), else its own module's global of its name."""
+    """The ``keys`` of ``namespace`` holding ``code``, else its module's global of its name."""
     found = [Binding(namespace, k) for k in keys]
     found = [b for b in found if b.key in names_written(caller)] or found
     if not found and own is not None and code_of(own.get(code.co_name)) is code:
@@ -220,8 +219,7 @@ def function_of(value: Any) -> types.FunctionType | None:
 
 
 def innermost(value: Any) -> types.FunctionType | None:
-    """The function under every wrapper of ``value`` (``__wrapped__``, ``__func__``, a
-    partial's ``func``)."""
+    """The function under every wrapper of ``value`` (``__wrapped__``, ``__func__``, ``func``)."""
     found = None
     for _ in range(8):
         if isinstance(value, types.FunctionType):

@@ -58,8 +58,7 @@ class UserCode:
         return self._read(traceback)[0]
 
     def cut_at(self, traceback: Any) -> types.CodeType | None:
-        """The outermost user function on a traceback JAX cut short of the entry (a
-        ``jax.checkpoint``'s own; None: it reaches the entry or holds none)."""
+        """The outermost user function on a traceback JAX cut short of the entry (else None)."""
         return self._read(traceback)[1]
 
     def _read(self, traceback: Any) -> tuple[tuple[Key, ...], types.CodeType | None]:
@@ -293,8 +292,7 @@ def loops_of(spans: Iterable[FunctionSpan]) -> tuple[LoopSpan, ...]:
 
 
 def loop_calls(jaxpr: Any, user: UserCode) -> tuple[LoopCall, ...]:
-    """The JAX loops of ``jaxpr``, one per user line and form, with the calls the line
-    made and all their distinct bodies' equations."""
+    """The JAX loops of ``jaxpr``, one per user line and form, with their calls and equations."""
     order, _, owner = _sub_jaxprs(getattr(jaxpr, "jaxpr", jaxpr), user)
     calls: dict[LoopCall, int] = {}
     bodies: dict[LoopCall, dict[int, int]] = {}

@@ -199,8 +199,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, options: Opt
 
 @dataclasses.dataclass(frozen=True)
 class _Rounds:
-    """What every round of one advice is measured with (``warm_up``: an untimed cold run
-    first, where no comparison ran just before)."""
+    """What every round of one advice is measured with (``warm_up``: an untimed run first)."""
 
     plan: Plan
     call: tuple[tuple, dict[str, Any]]
@@ -210,8 +209,7 @@ class _Rounds:
 
 
 class _Measured(NamedTuple):
-    """One round: cold starts and steady execute seconds per set, failures by set, why
-    measuring stopped (None: it did not), the cold starts' clock."""
+    """One round: cold and execute seconds per set, failures, why it stopped, the cold clock."""
 
     cold: dict[str, list[float]]
     execute: dict[str, list[float]]
@@ -268,8 +266,7 @@ ADVISE_TAKES = ("repeat", "number", "budget", "quiet")
 
 
 def _advice_options(result: Comparison, options: Options) -> Options:
-    """``options`` with the advice's budget: at most :data:`ADVICE_SHARE` times the
-    comparison's wall time, never past ``--budget``."""
+    """``options`` with the budget at most :data:`ADVICE_SHARE` times the comparison's."""
     if result.wall_s != result.wall_s:  # NaN: not timed
         return options
     return dataclasses.replace(options, budget=min(budget_of(options),
@@ -311,8 +308,7 @@ def _clock(runs: Sampler, clock: Clock | None) -> Clock:
 
 
 def _settled(runs: Sampler, clock: Clock | None) -> bool:
-    """Whether the rule has decided every candidate against flat; a decided one is
-    marked settled, so that it takes no more runs."""
+    """Whether the rule has decided every candidate against flat; the decided are marked settled."""
     now = _clock(runs, clock)
     for label in runs.subjects:
         if label.startswith("only(") and difference(
@@ -329,8 +325,7 @@ def only(helper: str) -> str:
 
 
 def _warm_up(flat: Prepared) -> None:
-    """One untimed cold run, so that JAX's own lazy set-up does not land in the first
-    variant's first sample and pass for a saving."""
+    """One untimed cold run, so that JAX's lazy set-up does not pass for a saving."""
     with contextlib.suppress(Exception):  # a failing flat variant is reported by the rounds
         staged_run(flat.variant.fn, flat.args, flat.kwargs, Monitor(),
                    opts=flat.variant.jit_options)

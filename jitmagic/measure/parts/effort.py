@@ -330,8 +330,7 @@ def _record(flat: Prepared, runs: Sampler, chosen: list[model.Setting],
 
 
 def _kept(samples: dict[str, list[float]]) -> dict[str, tuple[float, ...]]:
-    """The samples the record keeps (:data:`~jitmagic.model.causes.effort.KEYS`), where
-    any were taken."""
+    """The samples the record keeps (:data:`~jitmagic.model.causes.effort.KEYS`), if any."""
     return {k: tuple(samples[k]) for k in model.KEYS if samples.get(k)}
 
 

@@ -108,8 +108,7 @@ def _row(name: str, runs: Sampler, same_program: bool | None, error: str | None)
 
 
 def _per_call_decided(runs: Sampler) -> bool:
-    """Whether the toggled orderings' steady calls so far settle which is faster (on the
-    clock the verdict will read: CPU time on a busy machine)."""
+    """Whether the toggled orderings' steady calls so far settle which is faster."""
     if runs.errors:
         return True
     rows = [runs.samples[n] for n in model.TOGGLED]

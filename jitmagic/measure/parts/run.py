@@ -56,8 +56,7 @@ def part_rounds(result: Comparison, options: Options,
 
 
 def in_one_process_only(part: table.Part, check: Checkpoint) -> Warned | None:
-    """The note of a found part left out because several processes share the
-    measurement, where it runs in one process only (None: it runs)."""
+    """The note of a part left out because several processes share the measurement, or None."""
     processes = lockstep_of(check).count
     if processes <= 1 or part.processes != table.ONE_PROCESS:
         return None

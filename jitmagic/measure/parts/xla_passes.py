@@ -190,8 +190,7 @@ class Span:
 
 @dataclass(frozen=True)
 class Cover:
-    """Stretches of time (ns), sorted and disjoint: the wall time some events ran, on
-    any thread, each instant once."""
+    """Sorted, disjoint stretches (ns) of the wall time some events ran, each instant once."""
 
     stretches: tuple[tuple[int, int], ...] = ()
 
@@ -232,8 +231,7 @@ class Cover:
 
 @dataclass(frozen=True)
 class NamedRead:
-    """A part the backend names, as read: its seconds inside its part, how many events
-    made it, and the biggest one's name."""
+    """A part the backend names: its seconds, how many events made it, the biggest one's name."""
 
     seconds: float
     events: int
@@ -309,8 +307,7 @@ def _cover(spans: Iterable[Span], window: Cover | None) -> Cover:
 
 
 def _window(roots: list[Span], events: CompileEvents) -> Cover | None:
-    """The backend call, from its first event's start to its last one's end (None where
-    the profile holds none: every event counts then)."""
+    """The backend call, from its first event's start to its last one's end (None: no event)."""
     calls = _found(roots, events.call)
     if not calls:
         return None

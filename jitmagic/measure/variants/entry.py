@@ -200,8 +200,7 @@ DONATING = ("donate_argnums", "donate_argnames")
 
 def _undonated(opts: dict[str, Any] | None, name: str,
                notes: list[Noted]) -> dict[str, Any] | None:
-    """The user's jit options without donation (noted): every run takes the user's
-    own arrays, which a donating call deletes."""
+    """The user's jit options without donation: each run takes the user's own arrays."""
     if not opts or not any(opts.get(k) for k in DONATING):
         return opts
     said = ", ".join(f"{k}={opts[k]!r}" for k in DONATING if opts.get(k))

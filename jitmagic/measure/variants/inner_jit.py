@@ -31,8 +31,7 @@ def is_nnx_class(owner: Any) -> bool:
 
 
 def nnx_method(original: Callable, name: str, ran: set[str]) -> Callable:
-    """A plain function calling ``nnx.jit(original)`` (as a class attribute
-    ``nnx.jit``'s wrapper would not bind ``self``)."""
+    """A plain function calling ``nnx.jit(original)`` (so that it binds ``self``)."""
     from flax import nnx
 
     jitted = nnx.jit(original)

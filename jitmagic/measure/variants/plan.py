@@ -47,8 +47,7 @@ class Helper:
 
     @property
     def jit_names(self) -> set[str]:
-        """What its jit is called in a jaxpr: after the helper (jitmagic's), the function
-        (the user's own ``jax.jit``), ``core_fn`` (linen's lifted jit)."""
+        """What its jit is called in a jaxpr: jitmagic's, the user's own, or linen's ``core_fn``."""
         names = {jit_label(self.name)} | ({self.code.co_name} if self.user_jitted else set())
         return names | ({"core_fn"} if self.linen_class is not None else set())
 

@@ -107,8 +107,7 @@ def _programs(variant: Variant, lower: bool = True, checking: bool = True,
 
 
 def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
-    """(the innermost planned helper on the traceback, why) for a failure that is not a
-    leak, where the flat program traces."""
+    """(the innermost planned helper on the traceback, why) for a failure that is not a leak."""
     if not variant.plan.flat_traces:
         return None  # the program fails flat too: the user's error, reported as it is
     helpers = variant.plan.helpers
@@ -172,8 +171,7 @@ class LeakSearch:
 
     def _shortest_leaking(self, helpers: tuple[str, ...], extra: tuple[str, ...],
                           error: BaseException) -> tuple[int, BaseException]:
-        """The least ``k`` such that ``helpers[:k]`` and ``extra`` leak, and that
-        leak (all of them leak, ``extra`` alone does not)."""
+        """The least ``k`` such that ``helpers[:k]`` and ``extra`` leak, and that leak."""
         low, high = 0, len(helpers)  # low's prefix does not leak, high's does
         while high - low > 1:
             mid = (low + high) // 2

@@ -257,8 +257,7 @@ class _Claims:
         return self.frames[tb]
 
     def _runs(self, body: Any, own: frozenset[types.CodeType]) -> str | None:
-        """The helper the jit's ``body`` runs: the one outermost user function its
-        equations agree on (None: none, several, or not a helper)."""
+        """The helper the jit's ``body`` runs, where its equations agree on one (else None)."""
         found = {code for chain in self._chains(body)
                  if (code := next((c for c in chain if c not in own), None)) is not None}
         return self.by_code.get(found.pop()) if len(found) == 1 else None

@@ -49,8 +49,7 @@ def unwrapping(fn: Any) -> Iterator[Any]:
 
 
 class Router:
-    """Where a routed function's calls go: the measuring thread's to ``target``, every
-    other thread's to the original."""
+    """Routes a function's calls: the measuring thread's to ``target``, others' to the original."""
 
     __slots__ = ("fn", "code", "target", "ident", "exact")
 

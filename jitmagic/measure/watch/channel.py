@@ -165,8 +165,7 @@ def shown(value: Any) -> str:
 
 
 def same(before: Any, now: Any) -> bool:
-    """Whether two values are the same (a NaN is; an ``__eq__`` that raises is not): a value
-    a trace read and it now, one tree node and another."""
+    """Whether two values are the same (a NaN is; an ``__eq__`` that raises is not)."""
     if before is now:
         return True
     if type(before) is not type(now):

@@ -194,8 +194,7 @@ class Recorder:
         return c if again else None
 
     def _miss_for(self, name: str) -> tuple[Miss | None, Miss | None, tuple[str, ...]]:
-        """The miss logged here for ``name``, the first other one made anew on its line,
-        and the rest (its inner jits)."""
+        """The miss logged for ``name``, the first other one made anew on its line, and the rest."""
         pending = self._pending.pop(threading.get_ident(), [])
         own = next((m for m in pending if m.function == name), None)
         anew = next((m for m in pending if m is not own and m.same_line), None)
@@ -374,8 +373,7 @@ def _caller() -> tuple[str | None, str | None, bool, JitEntry | None]:
 
 
 def _defined(miss: Miss | None, entry: JitEntry | None, fun: Any) -> str | None:
-    """Where a jit's function was defined: JAX's place, else the user's function's (a
-    library's wrapper, or no miss explained)."""
+    """Where a jit's function was defined: JAX's place, else the user's function's."""
     said = miss.defined_at if miss is not None else None
     if fun is not None and not user_file((said or "").rpartition(":")[0]):
         return stale.place(fun)

@@ -55,8 +55,7 @@ def wanted(result: Comparison) -> bool:
 
 
 def _big(result: Comparison) -> list[str]:
-    """The variants that captured array constants of
-    :data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES` or more."""
+    """The variants that captured array constants of ``BIG_BYTES`` or more."""
     return [n for n in VARIANTS if n in result.variants
             and (result.variants[n].constant_bytes or 0) >= model.BIG_BYTES]
 

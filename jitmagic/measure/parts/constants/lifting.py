@@ -71,8 +71,7 @@ class ProgramConstants:
         return big[:MOST_LIFTED]
 
     def not_lifted(self) -> list[Note]:
-        """A note for each big constant the replay cannot pass, and one where constants
-        below the lifting size hold most of the bytes."""
+        """Notes on big constants the replay cannot pass, and on small ones that hold most bytes."""
         out: list[Note] = [Constants("constant_stuck", c.nbytes, str(c.stuck_in))
                            for c in self.constants if not c.liftable and c.nbytes >= LIFT_BYTES]
         total = sum(c.nbytes for c in self.constants)
@@ -179,8 +178,7 @@ class Replay:
         return [read(v) for v in jaxpr.outvars]
 
     def _needs_of(self, eqn: Any) -> tuple[int, ...]:
-        """The lifted constants a jit equation's program reads (it or its jit calls), in
-        ``ids``' order; empty for any other equation."""
+        """The lifted constants a jit equation's program reads, in ``ids``' order."""
         inner = eqn.params.get("jaxpr")
         if eqn.primitive.name not in JIT_PRIMITIVES or not hasattr(inner, "consts"):
             return ()
@@ -291,8 +289,7 @@ def _user_functions(entry: Any, functions: Iterable[Any],
 
 
 def _selves(entry: Any) -> Iterator[tuple[str, Any]]:
-    """``("self", obj)`` for the object a bound-method entry is bound to, or a callable
-    instance entry is, past wrappers and partials."""
+    """``("self", obj)`` for the object a bound-method or callable-instance entry is."""
     obj, depth = entry, 0
     while obj is not None and depth < 6:
         if isinstance(obj, types.MethodType):
@@ -314,8 +311,7 @@ def _selves(entry: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _arrays_at(name: str, value: Any) -> list[Named]:
-    """The arrays at ``name``: the value itself, or one step inside it (an instance's
-    attributes, a container's items, a user module's globals)."""
+    """The arrays at ``name``: the value itself, or one step inside it."""
     if _is_array(value):
         return [Named(name, value)]
     if isinstance(value, dict):
@@ -363,8 +359,7 @@ def _same_shape_dtype(value: Any, candidate: Any) -> bool:
 
 
 def _same_shape(value: Any, candidate: Any) -> bool:
-    """Whether ``value`` can be a converted copy of ``candidate``: the same shape and kind
-    of number (float64 held as float32, say)."""
+    """Whether ``value`` can be a converted copy of ``candidate`` (same shape, kind of number)."""
     kind, candidate_kind = np.dtype(value.dtype).kind, np.dtype(candidate.dtype).kind
     return (tuple(np.shape(value)) == tuple(np.shape(candidate)) and kind == candidate_kind
             and kind in NUMBER_KINDS)
