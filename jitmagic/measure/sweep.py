@@ -25,8 +25,7 @@ from .variants.entry import entry_name
 
 def run_sweep(name: str, values: Sequence[Any], measure: Callable[[Any, stops.Checkpoint],
               Comparison], check: stops.Checkpoint) -> Sweep:
-    """``measure(value, check)`` for each value under the one ``check``: once a value stops
-    no later value starts (the sweep says PARTIAL; the values before it are kept)."""
+    """``measure(value, check)`` for each value; once a value stops no later value starts."""
     start = clocks.wall()
     points: list[Comparison] = []
     stopped: str | None = None

@@ -77,8 +77,7 @@ from .variants.rows import variant_results
 
 
 def topology_devices(topology: tpu.Topology) -> list[Any]:
-    """The devices of ``topology`` from libtpu's compile-only client, once a child
-    compiled for it unharmed; ``InputError`` with what libtpu said of the name."""
+    """The devices of ``topology`` from libtpu's compile-only client, else ``InputError``."""
     checked_in_child(topology)
     said: list[str] = []
     try:
@@ -105,8 +104,7 @@ CHECK_S = 300.0
 
 
 def checked_in_child(topology: tpu.Topology) -> None:
-    """Compile for ``topology`` in a child first: libtpu aborts the whole process on
-    some layouts, which would end the user's kernel. ``InputError`` where it did not finish."""
+    """Compile for ``topology`` in a child first: libtpu aborts the process on some layouts."""
     if topology.name in _CHECKED:
         return
     given = dataclasses.asdict(topology)
@@ -118,8 +116,7 @@ def checked_in_child(topology: tpu.Topology) -> None:
 
 
 def compiles_for(topology: dict[str, Any]) -> int:
-    """In a child: a small program compiled for ``topology`` (a ``Topology``'s fields),
-    stderr left as it is (libtpu's reason, should it abort); the number of devices."""
+    """In a child: a small program compiled for ``topology``; the number of devices."""
     stage("describing the topology")
     devices = _described(tpu.Topology(topology["name"], topology["kind"],
                                       tuple(topology["chips"])))
@@ -145,8 +142,8 @@ class _Placer:
         self.notes: list[Note] = []
 
     def spec(self, x: Any, given: Any = None) -> Any:
-        """``x`` on the devices: by ``given`` (the user's jit's sharding for it) or its own
-        ``NamedSharding`` where its mesh has as many devices, else replicated."""
+        """``x``'s sharding: ``given``, else its own where its mesh fits the devices, else
+        replicated."""
         if not (hasattr(x, "shape") and hasattr(x, "dtype")):
             return x
         sharding = given if given is not None else getattr(x, "sharding", None)
@@ -182,8 +179,7 @@ class _Placer:
 
 def placed(args: tuple, kwargs: dict[str, Any], devices: list[Any], given: Any = None,
            ) -> tuple[tuple, dict[str, Any], str, tuple[Note, ...]]:
-    """The call's arguments as ``ShapeDtypeStruct`` on ``devices``: (args, kwargs, how
-    placed, notes); ``given``: the user's jit's ``in_shardings`` (one, or one per argument)."""
+    """The call's arguments as ``ShapeDtypeStruct`` on ``devices``: (args, kwargs, how, notes)."""
     placer = _Placer(devices)
     per_arg = given if isinstance(given, tuple) else (given,) * len(args)
     if len(per_arg) != len(args):
@@ -226,9 +222,7 @@ class TargetSubject(VariantSubject):
 
 def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
                        start: float, check: Checkpoint) -> Comparison:
-    """Flat and nested compiled for ``options.target`` in ``-r``'s rounds (a
-    small program compiled first pays the client's one-time set-up, untimed), then the
-    parts that need no execution."""
+    """Flat and nested compiled for ``options.target`` in ``-r``'s rounds, then its parts."""
     topology = tpu.parse(str(options.target))
     devices = topology_devices(topology)
     flat = prepared["flat"]
@@ -344,9 +338,7 @@ def accepted(device: Any, baseline: dict[str, Any]) -> tuple[list[Any], list[Pla
 
 def add_target_effort(result: Comparison, flat: Prepared, device: Any,
                       check: Checkpoint) -> Comparison:
-    """``result`` with ``--effort``'s rows in its ``--target`` record: the flat
-    program's compile at each setting libtpu takes against the default, 3 to 5 rounds
-    (what a setting costs each call needs the TPU)."""
+    """``result`` with ``--effort``'s rows in its ``--target`` record (compile only)."""
     record = target_of(result.env)
     if record is None or result.stopped or not result.flat.ok:
         return result

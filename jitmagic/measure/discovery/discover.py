@@ -53,8 +53,7 @@ from .live_objects import user_entry
 
 def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
              extra_names: Iterable[str] = (), roots: Iterable[Any] = ()) -> Discovery:
-    """Trace ``jax.jit(fn, **jit_options)`` once and read its helpers (``roots``: more
-    objects that may hold a ``self``); the user's exception is in ``Discovery.error``."""
+    """Trace ``jax.jit(fn)`` once and read its helpers; the user's exception in ``error``."""
     here = sys._getframe().f_code
     traced, error = trace_once(fn, args, kwargs, jit_options)
     if error is not None:
@@ -98,9 +97,7 @@ def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.
 
 def trace_once(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
                checking: bool = False) -> tuple[Any, Exception | None]:
-    """(the traced program, None) or (None, what the user's code raised), from cleared
-    caches; ``checking``: under JAX's leak checker, JAX's own frames kept on tracebacks
-    (a failure in its leak checker is seen as one)."""
+    """(traced, None) or (None, what the user's code raised), from cleared caches."""
     jax.clear_caches()  # a warm trace cache would hide a helper's body
     filtering = jax.config.values["jax_traceback_filtering"]
     try:
@@ -231,9 +228,7 @@ class RuleCalls:
 
 def custom_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
                  ) -> dict[tuple[types.CodeType, type], RuleCalls]:
-    """By (the calling user function, the custom class): the equations traced under
-    JAX's ``__call__`` of a custom_vjp/jvp function (under ``grad`` only its rules may build
-any)."""
+    """By (user caller, custom class): the equations traced under a custom_vjp/jvp's call."""
     out: dict[tuple[types.CodeType, type], RuleCalls] = {}
     for current in distinct_jaxprs(jaxpr):
         for eqn in current.eqns:

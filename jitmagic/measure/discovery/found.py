@@ -133,8 +133,7 @@ def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
 
 def user_frames(traceback: Any, is_user: Callable[[types.CodeType], bool],
                 stop: types.CodeType | None) -> tuple[list[tuple[types.CodeType, int]], bool]:
-    """The user frames (code, instruction offset) on a JAX traceback, innermost first, up
-    to ``stop``'s (itself in where it is the user's), and whether it reached ``stop``."""
+    """User frames on a traceback, innermost first, up to ``stop``'s, and whether they got there."""
     frames = []
     codes, offsets = traceback.raw_frames() if traceback is not None else ([], [])
     for code, offset in zip(codes, offsets, strict=True):

@@ -127,8 +127,7 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
 def _lines_of(eqn: Any, user: UserCode, owner: Key | None, context: frozenset[Key],
               callers_of: dict[types.CodeType | None, frozenset[Key]],
               ) -> tuple[Key | None, set[Key]]:
-    """The user line owning ``eqn`` (else ``owner``), and the lines it counts for
-    inclusively: its traceback's, ``context``, a cut function's callers, the owner."""
+    """The user line owning ``eqn`` (else ``owner``), and the lines it counts for inclusively."""
     stack = user.stack(eqn.source_info.traceback)
     line = stack[0] if stack else owner
     cut = user.cut_at(eqn.source_info.traceback)
@@ -143,8 +142,7 @@ _BODIES = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}
 
 def _loop_bodies(order: list[Any], user: UserCode, context: dict[int, frozenset[Key]]
                  ) -> dict[int, frozenset[Key]]:
-    """For each jaxpr inside a JAX loop's body, the user lines outside that loop, for
-    which the body is in the program once however often a Python loop among them runs."""
+    """For each jaxpr in a JAX loop's body, the user lines outside that loop."""
     outside: dict[int, frozenset[Key]] = {}
     for j in order:
         for eqn in j.eqns:
@@ -209,8 +207,7 @@ _NOT_OPS = ("func.func", "module", "return ", "stablehlo.return", "func.return")
 
 
 def count_hlo_ops(text: str, user: UserCode) -> Counter:
-    """StableHLO ops per user line, from ``as_text(debug_info=True)`` locations (an op
-    with regions carries it on its closing line), each to its innermost user frame."""
+    """StableHLO ops per user line, from ``as_text(debug_info=True)`` locations."""
     aliases = {m[1]: m[2] for m in map(_LOC_DEF.match, text.splitlines()) if m}
     ranges: dict[str, list[tuple[int, int]]] = {}
     for span in user.spans():

@@ -128,9 +128,7 @@ def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
 
 
 def unbound_timers(plan: Plan, clock: CallClock) -> list[tuple[Any, Any, Any]]:
-    """Swaps timing, at their function objects, the helpers no binding reaches (a Flax
-    linen submodule's ``__call__``, a function a library primitive holds): their calls
-    go through a trampoline to a timed copy, so that they get rows of their own."""
+    """Swaps timing, at their function objects, the helpers no binding reaches."""
     unbound = [h for h in plan.helpers.values() if not h.bindings]
     live = functions_of_all(h.code for h in unbound)
     return [route(fn, clock.wrap(h.name, copy_function(fn)))
@@ -221,9 +219,7 @@ class _Measured(NamedTuple):
 def _set_round(rounds: _Rounds, own: dict[str, tuple[str, ...]], sets: dict[str, tuple],
                recommended: tuple[str, ...], first: _Measured,
                ) -> tuple[str | None, dict[str, list[float]], str | None]:
-    """The recommended set's row: (its label or None, the cold samples it is told from,
-    why measuring stopped). A set the first round measured is read from it; a new one
-    gets a round of its own on the first round's clock, unless the first round stopped."""
+    """The recommended set's row: (its label or None, its cold samples, why it stopped)."""
     label = next((label for label, nest in sets.items()
                   if recommended and set(nest) == set(recommended)), None)
     if label is not None or not recommended or first.stopped:
@@ -275,9 +271,7 @@ def _advice_options(result: Comparison, options: Options) -> Options:
 
 def _measure(rounds: _Rounds, sets: dict[str, tuple[str, ...]],
              clock: Clock | None = None) -> _Measured:
-    """The sets measured side by side, interleaved (an untimed cold run first where
-    ``rounds.warm_up``), the cold starts on ``clock`` or the one their samples call for.
-    ``Stop`` when no flat cold start was measured."""
+    """The sets measured side by side, interleaved; ``Stop`` where no flat cold start was."""
     prepared = {label: Prepared(nest_only(rounds.plan, nest, label), *rounds.call)
                 for label, nest in sets.items()}
     runs, check, options = variant_sampler(prepared), rounds.check, rounds.options
@@ -364,9 +358,7 @@ def _saving(cold: dict[str, list[float]], label: str) -> float | None:
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry: ``result`` with its ``attribution`` and/or ``advice``, as
-    the options ask, from one trace of the flat variant (a warning where it failed). A
-    stop during the advice marks the advice PARTIAL; one before it marks ``result``."""
+    """The table of parts' entry: ``result`` with its ``attribution`` and/or ``advice``."""
     options, flat = run.options, run.flat
     if not (options.attribute or options.advise):
         return result

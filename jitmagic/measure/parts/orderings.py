@@ -51,8 +51,7 @@ def ordering_functions(fn: Callable, in_axes: Any) -> dict[str, Callable]:
 
 
 def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
-    """(jaxpr, lowered, compiled) of the XLA program an ordering runs on the batch: for
-    ``vmap(jit(f))`` its inner jit's; ``vmap(f)`` runs op by op and has none (None)."""
+    """(jaxpr, lowered, compiled) of the program an ordering runs (None for ``vmap(f)``)."""
     if name.startswith("jit("):
         traced = cast(jax.stages.Wrapped, fn).trace(*args)  # a "jit(...)" ordering is a jax.jit
         lowered = traced.lower()
@@ -119,8 +118,7 @@ def _per_call_decided(runs: Sampler) -> bool:
 
 def _describe_programs(runs: Sampler, b: Batched, check: Checkpoint,
                        ) -> tuple[dict[str, list[str] | None], str | None]:
-    """Each measured ordering's program (:func:`_describe_program`), compiled after all
-    timings, and why describing them stopped (None: it did not; the rest are left out)."""
+    """Each measured ordering's program, compiled after all timings, and why that stopped."""
     hlo: dict[str, list[str] | None] = {}
     check.report.at("orderings")
     try:
@@ -183,8 +181,7 @@ def _same(hlo: dict[str, list[str] | None], name: str) -> bool | None:
 
 def compare_orderings(fn: Callable, /, *args: Any, options: Options | None = None,
                       **kwargs: Any) -> model.Orderings:
-    """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` (and two references) on a batch
-    of ``fn(*args, **kwargs)`` (option keywords: :data:`ORDERINGS_TAKES`)."""
+    """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` on a batch (:data:`ORDERINGS_TAKES`)."""
     options, kwargs = options_of("measure.orderings.compare_orderings", kwargs, options,
                                  takes=ORDERINGS_TAKES)  # refused before anything runs
     b = prepare_batch(fn, args, kwargs, batch=options.batch, in_axes=options.in_axes)
@@ -196,9 +193,7 @@ ORDERINGS_TAKES = ("batch", "in_axes", "repeat", "number", "budget")
 
 
 def add_part(result: Any, run: PartRun) -> Any:
-    """The table of parts' entry: the orderings of the batch the pipeline checked before
-    anything was timed; nothing without a batch or where the comparison stopped. Orderings
-    that stop are marked PARTIAL themselves, not the finished comparison."""
+    """The table of parts' entry: the orderings of the batch the pipeline checked, if any."""
     if run.batched is None or result.stopped:
         return result
     measured = measure_orderings(run.batched, run.options, entry=result.entry, check=run.check)

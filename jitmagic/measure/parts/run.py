@@ -25,8 +25,7 @@ from ..variants.rows import Staged
 
 @dataclass(frozen=True)
 class PartRun:
-    """What a part's measurer may read: the prepared variants, the programs the
-    comparison traced and lowered, the batch for ``--vmap``, options and checkpoint."""
+    """What a part's measurer may read: variants, traced programs, batch, options, checkpoint."""
 
     prepared: Mapping[str, Prepared]
     built: Mapping[str, Staged]

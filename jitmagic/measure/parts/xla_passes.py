@@ -51,9 +51,7 @@ class ProfilerBusy(Exception):
 
 def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
                    check: Checkpoint | None = None) -> Comparison:
-    """``result`` with its :class:`~jitmagic.model.causes.xla_passes.XlaPasses`: one
-    profiled cold compile per variant that ran (flat only where nothing was nested). A
-    stop keeps the compiles done and says why."""
+    """``result`` with one profiled cold compile per variant that ran."""
     check = check or Checkpoint()
     check.report.at(PART)
     same = not prepared["nested"].variant.planned
@@ -88,8 +86,7 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
 
 
 def placed_platform(args: tuple, kwargs: dict[str, Any]) -> str | None:
-    """The platform of a target's devices the call's ``ShapeDtypeStruct`` arguments are
-    placed on (``"tpu"``); None for arrays of this machine's backend."""
+    """The platform of a target the arguments are placed on (None: this machine's)."""
     for leaf in jax.tree_util.tree_leaves((args, kwargs)):
         if isinstance(leaf, jax.ShapeDtypeStruct) and leaf.sharding is not None:
             devices = getattr(leaf.sharding, "device_set", None) or ()
@@ -127,9 +124,7 @@ def compiled_as_read(compile_s: float, read: CompileRead) -> model.ProfiledCompi
 
 @contextlib.contextmanager
 def profiling(folder: str, host_tracer_level: int = 1) -> Iterator[None]:
-    """Within, a session of JAX's profiler writing to ``folder`` (:class:`ProfilerBusy`
-    where it does not start), started and stopped with Ctrl-C held, so that a session once
-    started is always stopped."""
+    """Within, a session of JAX's profiler writing to ``folder``, stopped with Ctrl-C held."""
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
     options.host_tracer_level = host_tracer_level
@@ -240,9 +235,7 @@ class NamedRead:
 
 @dataclass(frozen=True)
 class CompileRead:
-    """What the profile says of one compile on ``platform``: seconds by part read,
-    pass name → (seconds, runs), the backend's named parts read, LLVM's seconds (None:
-    not read)."""
+    """What the profile says of one compile: by part, by pass, by named part, LLVM's."""
 
     platform: str
     parts: dict[str, float]
@@ -316,8 +309,7 @@ def _window(roots: list[Span], events: CompileEvents) -> Cover | None:
 
 def _part_covers(roots: list[Span], events: CompileEvents,
                  window: Cover | None) -> dict[str, Cover]:
-    """Each part's time, by :data:`~jitmagic.backends.profile.PARTS`: an instant two
-    parts' events cover is the earlier part's. Parts with no event are left out."""
+    """Each part's time; an instant two parts' events cover is the earlier part's."""
     covers: dict[str, Cover] = {}
     taken = Cover()
     for part in EVENT_PARTS:

@@ -33,8 +33,7 @@ Replace = Callable[[Helper, Any], Any]
 def make_variant(label: str, plan: Plan, replace: Replace,
                  planned: tuple[str, ...] = (), swaps: list | None = None,
                  blame: str | None = None) -> Variant:
-    """The variant whose bindings hold ``replace(helper, original)`` (and ``swaps``) while
-    the entry runs; ``blame``: the note an exception raised meanwhile gets."""
+    """The variant whose bindings hold ``replace(helper, original)`` while the entry runs."""
     variant = Variant(label, plan.fn, plan, planned, list(plan.notes), dict(plan.jit_options))
     swaps = [*(swaps or ()), *((b, b.original, new) for h in plan.helpers.values()
                                for b in h.bindings if (new := replace(h, b.original)) is not None)]
@@ -89,8 +88,7 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str, refused: dict[str, No
 def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, Note] | None,
                  call_as: inner_jit.CallAs | None,
                  ) -> tuple[dict[str, Note], dict[str, list[tuple[Any, Any, Any]]]]:
-    """The helpers of ``nest`` that stay inline, with why, and the linen submodules
-    nested by lifting their class, with the swaps of the places naming it."""
+    """The helpers of ``nest`` that stay inline, with why, and the linen classes lifted."""
     why = {n: w for n in nest if (w := plan.helpers[n].why_inline)}
     why |= refused or {}
     if call_as is not None:

@@ -211,8 +211,7 @@ def _undonated(opts: dict[str, Any] | None, name: str,
 def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
                            opts: dict[str, tuple], nest: tuple[str, ...],
                            given: tuple) -> tuple | None:
-    """The smallest set of Python scalar arguments that, held static, lets the
-    entry trace: (options, discovery, label, ``jax.jit``'s spelling), or None."""
+    """The fewest Python scalar arguments that, held static, let the entry trace (else None)."""
     named: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
     scalars = [k for k, v in named  # the Python scalar arguments, by position or name
                if not arguments.is_static(v) and arguments.is_static(v, scalars_static=True)]

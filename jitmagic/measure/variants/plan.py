@@ -140,15 +140,12 @@ def _where(helper: Helper) -> str:
 
 
 def _names(value: Any, helper: Helper) -> bool:
-    """Whether ``value`` (what a ``--nest`` name names) is ``helper``: it runs its code,
-    or it is what one of its bindings holds (a shared decorator's wrapper of it)."""
+    """Whether ``value`` (what a ``--nest`` name names) is ``helper`` or one of its bindings'."""
     return code_of(value) is helper.code or any(value is b.original for b in helper.bindings)
 
 
 def _written(given: str, namespace: dict[str, Any]) -> Any:
-    """What ``given`` (``L.block``, ``MLP.layer``, or a module's full path
-    ``enc.layers.dense``) names in ``namespace`` or among the imported modules (None:
-    nothing)."""
+    """What ``given`` (``L.block``, ``MLP.layer``) names in ``namespace`` (None: nothing)."""
     parts = given.split(".")
     value = namespace.get(parts[0])
     rest = parts[1:]

@@ -58,8 +58,7 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
 
 def one_program(variant: Variant, traced: Programs | None,
                 refused: dict[str, Note] | None = None) -> Variant:
-    """``variant``, or where its program holds no helper's jit call and is the flat
-    program, the variant with nothing nested (each helper inline, with the reason)."""
+    """``variant``, or where its program is the flat one, the variant with nothing nested."""
     plan = variant.plan
     if not variant.planned or traced is None:
         return variant
@@ -149,8 +148,7 @@ class LeakSearch:
         return last, self._reason(leaked, last, before[start - 1])
 
     def _reason(self, error: BaseException, culprit: str, partner: str | None = None) -> Note:
-        """Why ``culprit`` runs inline: what its result's static part holds, else the
-        leak checker's mechanism worded for its library; ``partner``: its co-culprit."""
+        """Why ``culprit`` runs inline: its static output's hold, else the leak's mechanism."""
         if getattr(error, HELPER_TAG, None) == culprit and \
                 (held := getattr(error, STATIC_TAG, None)) is not None:
             return Inline("inline_leaks", held, None, partner)

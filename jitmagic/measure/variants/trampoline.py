@@ -71,8 +71,7 @@ class Router:
 
 def as_called(code: types.CodeType, fn: types.FunctionType, positional: tuple,
               varargs: tuple, kwonly: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
-    """(args, kwargs) that bind as given, without parameters holding their very
-    default: positional up to the first of those past the positional-only ones, then by name."""
+    """(args, kwargs) that bind as given, without parameters holding their very default."""
     kwdefaults = fn.__kwdefaults__
     if kwdefaults:
         for k in [k for k, v in kwonly.items() if k in kwdefaults and v is kwdefaults[k]]:

@@ -245,8 +245,7 @@ def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
 
 
 def _owners(nodes: str, child: list[bool]) -> list[str | None] | None:
-    """The class holding each attribute (``child``: a node itself), walking each node's
-    ``num_attributes``; None where the walk does not account for all."""
+    """The class holding each attribute (``child``: a node); None where the walk misses any."""
     found = list(_GRAPH_NODE.finditer(nodes))
     sizes = []
     for i, m in enumerate(found):
@@ -273,8 +272,7 @@ def _owners(nodes: str, child: list[bool]) -> list[str | None] | None:
 
 
 def _items(t: str, start: int) -> tuple[list[str], int | None]:
-    """The items (split at top-level commas) from ``start`` to the bracket closing the one
-    open before it, and where that bracket is (None: not in ``t``, its last item left out)."""
+    """The top-level items from ``start`` to the closing bracket, and where it is (or None)."""
     depth, begin, items = 0, start, list[str]()
     for j in range(start, len(t)):
         if t[j] in "([{":
@@ -350,8 +348,7 @@ _PATH = re.compile(r"^\[(?P<part>[01])\]\[(?P<key>\d+|'[^']*')\](?P<rest>.*)$")
 
 
 def _argument(path: str | None, defined_at: str | None) -> str | None:
-    """A static argument's name from JAX's path (``[0][1]``, ``[1]['n']``) off the user's
-    ``def``; the path where unread, None for a library wrapper's parameter."""
+    """A static argument's name from JAX's path off the user's ``def`` (None: a library's)."""
     found = _PATH.match(path or "")
     if found is None:
         return path

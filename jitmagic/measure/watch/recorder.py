@@ -309,8 +309,7 @@ class _Decider:
 
 def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
             made_anew: Miss | None = None, traced: bool = True) -> Reason:
-    """A compile's reason given its miss, the ids of its function's objects compiled before
-    (None: none), a function made anew on its line, and whether JAX traced it."""
+    """A compile's reason, given its miss and the function's earlier compiles."""
     if miss is None:
         if ids_before is None:
             return Reason(FIRST)

@@ -59,8 +59,7 @@ def alive(fun: Any) -> Callable[[], Any]:
 
 
 def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
-    """The user's function a jit of ``fun`` with ``args`` traces: ``fun`` unwrapped, else
-    the first among ``args`` (``equinox.filter_jit`` passes it in); None where neither."""
+    """The user's function a jit of ``fun`` with ``args`` traces (None: neither)."""
     level: list[Any] = [fun]
     for depth in range(5):
         for value in level:
@@ -134,8 +133,7 @@ def _loads(code: types.CodeType) -> Iterator[tuple[str, str, str | None]]:
 
 
 def stale(traces: list[Traced]) -> Iterator[Stale]:
-    """Each value a trace read that differs now, once, in order, but not of a function
-    object made anew since; where one object has several versions, each names its inputs."""
+    """Each value a trace read that differs now, once, in order."""
     later: dict[tuple[str, str | None], set[int]] = {}  # the objects traced after each
     superseded = []
     for t in reversed(traces):

@@ -195,8 +195,8 @@ class Replay:
         return self._needs[key]
 
     def _call(self, eqn: Any) -> Callable:
-        """The jit that runs a jit equation's program with its lifted constants as its
-        first argument: one per distinct sub-jaxpr, so that its calls share one body."""
+        """The jit running a jit equation's program with its lifted constants, one per
+        sub-jaxpr."""
         inner = eqn.params["jaxpr"]
         if id(inner) not in self._calls:
             needs = self._needs_in(inner)
@@ -211,8 +211,7 @@ class Replay:
 
 def flat_arguments(args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
                    closed: Any) -> list[Any] | None:
-    """The call's traced leaves in the order of ``closed``'s inputs (static ones left out);
-    None where they do not match its inputs one for one by shape."""
+    """The call's traced leaves in ``closed``'s input order; None where shapes do not match."""
     n = len(args)
     static = {i % n for i in jit_options.get("static_argnums", ()) or () if -n <= i < n}
     names = set(jit_options.get("static_argnames", ()) or ())
@@ -242,16 +241,14 @@ class Named(NamedTuple):
 
 
 def lines_of(constant: Constant, user: UserCode) -> tuple[Key, ...]:
-    """The user lines that read ``constant`` (innermost user frame of each equation
-    reading it; where that equation has none, of the one holding its jaxpr), in order."""
+    """The user lines that read ``constant``, in order."""
     return tuple(sorted({stack[0] for traceback, outer in constant.reads
                          if (stack := user.stack(traceback) or user.stack(outer))}))
 
 
 def reachable_arrays(entry: Any, functions: Iterable[Any],
                      codes: Iterable[types.CodeType]) -> list[Named]:
-    """The arrays the user's code reaches by name from the entry, the helpers' functions
-    and the functions behind ``codes`` (of the lines that read a constant), in order."""
+    """The arrays the user's code reaches by name from the entry, helpers and ``codes``."""
     found: list[Named] = []
     for name, value in itertools.chain(_selves(entry), _places(entry, functions, codes)):
         found.extend(_arrays_at(name, value))
@@ -277,8 +274,7 @@ def _places(entry: Any, functions: Iterable[Any],
 
 def _user_functions(entry: Any, functions: Iterable[Any],
                     codes: Iterable[types.CodeType]) -> Iterator[types.FunctionType]:
-    """The user's functions behind the entry and ``functions``, then those whose code is
-    one of ``codes`` (asked of the garbage collector once, for them all)."""
+    """The user's functions behind the entry and ``functions``, then those running ``codes``."""
     for fn in itertools.chain(functions_behind(entry), *(functions_behind(f) for f in functions)):
         if user_file(fn.__code__.co_filename):
             yield fn
