@@ -106,9 +106,8 @@ def _ran(argv: list[str]) -> str | None:
 
 
 def served(low: str, high: str) -> list[str] | str:
-    """The releases from ``low`` to ``high`` (``current``: the installed one) for which
-    the package index serves both jax and jaxlib, oldest first, as ``pip index versions``
-    lists them (pre-releases aside); or why they could not be listed."""
+    """The releases from ``low`` to ``high`` for which the index serves both jax and jaxlib, oldest
+    first; or why they could not be listed."""
     high = installed_version() or high if high == CURRENT else high
     listed = []
     for package in ("jax", "jaxlib"):

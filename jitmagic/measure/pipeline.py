@@ -69,9 +69,8 @@ from .variants.rows import variant_sampler
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             progress: Draw | None = None, **kwargs: Any) -> Comparison:
-    """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers, as
-    :func:`jitmagic.compare` (which documents the keywords) does; ``progress`` gets each
-    :class:`~jitmagic.model.progress.Progress`."""
+    """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and nested, as :func:`jitmagic.compare` (which
+    documents the keywords) does."""
     options, kwargs = split_options(kwargs, options)
     if options.sweep is not None:
         raise InputError("compare measures one call: for a sweep write "
@@ -113,10 +112,8 @@ def variants_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
                 name: str | None = None, nest: Iterable[str] | None = None,
                 bindings: dict[str, Any] | None = None,
                 in_axes: Any = None) -> dict[str, Prepared]:
-    """The flat and nested variants of ``fn(*args, **kwargs)``, ready to measure.
-    ``bindings`` (a sweep's value) are set as globals of ``fn``'s module while each variant
-    runs. With ``in_axes`` the variants run on one example of the batch (index 0 along each
-    mapped axis), the batch kept for the orderings."""
+    """The flat and nested variants of ``fn(*args, **kwargs)``, ready to measure; ``bindings``: a
+    sweep's globals; ``in_axes``: one example."""
     swaps = None
     if bindings:
         namespace = user_globals(fn)
@@ -137,10 +134,8 @@ def variants_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
 
 def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                      start: float | None = None, check: Checkpoint | None = None) -> Comparison:
-    """:func:`run_comparison`, then the parts the options ask for
-    (:func:`.parts.add_parts`), all under one ``check`` (one Ctrl-C, one ``timeout``); with
-    ``options.target``, compiled for that TPU (:mod:`.target`). Warned: the parts this JAX
-    lacks the names for, and a wait for another thread's measurement."""
+    """:func:`run_comparison`, then the parts the options ask for, under one ``check`` (or compiled
+    for ``options.target``)."""
     with one_measurement():
         options, warned = this_jax(options)
         if options.target is not None:
@@ -252,12 +247,8 @@ DECIDING_KEYS = (witness.FIRST_CALL, witness.cpu_key(witness.FIRST_CALL), witnes
 def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options | None = None,
                    *, start: float | None = None, check: Checkpoint | None = None,
                    built: dict[str, Staged] | None = None) -> Comparison:
-    """Measure prepared variants, interleaved; ``UserCodeError`` if all fail.
-
-    Ctrl-C or ``timeout`` end it at the next stage boundary, the result saying why. Of
-    ``options``: ``repeat``, ``budget``, ``number``, ``timeout``. ``built`` gets each
-    variant's traced and lowered program, for ``--lines``. A nested variant that planned no
-    helper is the flat program: measured once."""
+    """Measure prepared variants, interleaved, until Ctrl-C or ``timeout``; ``UserCodeError`` if
+    all fail; ``built`` gets their programs."""
     options = options or Options()
     # a property JAX adds to its Config at run time, unseen by mypy
     if jax.config.jax_disable_jit:  # type: ignore[attr-defined]

@@ -64,10 +64,8 @@ def why_unmeasured(stop: stops.Stop | stops.StageInterrupted) -> str:
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
           progress: Draw | None = None, options: Options | None = None,
           **kwargs: Any) -> Sweep:
-    """``jitmagic.compare`` once per value, with the global ``name`` of ``fn``'s module
-    bound to it while it runs. Takes ``compare``'s option keywords (``timeout`` for the
-    whole sweep), measured at every value; other keywords go to ``fn``. Returns the
-    :class:`~jitmagic.model.sweep.Sweep`, as ``--sweep`` does."""
+    """``jitmagic.compare`` once per value, the global ``name`` of ``fn``'s module bound to it
+    while it runs: the ``--sweep`` record."""
     start = clocks.wall()
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
 

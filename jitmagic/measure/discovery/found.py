@@ -66,9 +66,8 @@ class Discovery:
 
 
 class UserFunctions:
-    """Which code objects are the user's functions, decided once each: user code less
-    dunders (but ``__call__``), comprehensions, module bodies, generators; ``--nest`` names
-    (``extra``) and the entry's ``own`` code count without a file."""
+    """Which code objects are the user's functions, decided once each; ``extra`` (``--nest`` names)
+    and ``own`` count without a file."""
 
     def __init__(self, extra: Iterable[str] = (), own: Iterable[types.CodeType] = ()):
         self.extra = set(extra)
@@ -247,9 +246,8 @@ def closure_values(fn: types.FunctionType) -> list[Any]:
 
 
 def held_values(obj: Any, most: int | None = None) -> list[Any]:
-    """What an object holds, for the walks over objects: a partial's function and
-    arguments, a function's closure and defaults, a method's function and ``self``, a
-    container's items (the first ``most``), else an instance's attributes (a class: none)."""
+    """What an object holds, for the walks over objects: a partial's or function's parts, a
+    container's first ``most`` items, attributes."""
     if isinstance(obj, functools.partial):
         return [obj.func, *obj.args, *obj.keywords.values()]
     if isinstance(obj, types.FunctionType):

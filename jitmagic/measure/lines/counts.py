@@ -93,10 +93,8 @@ class LineCounts(NamedTuple):
 
 
 def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
-    """Equations (own, inclusive) and constants per user line of a closed jaxpr,
-    each distinct sub-jaxpr once. A sub-jaxpr's *context*, the lines of every equation
-    calling it, counts inclusively; an equation with no user frame is owned by its holder's
-    line, so the own counts add up to every equation."""
+    """Equations (own, inclusive) and constants per user line of a closed jaxpr, each distinct
+    sub-jaxpr once; the own counts add up."""
     values = structure.constants_of(jaxpr)
     order, callers, owner = _sub_jaxprs(jaxpr.jaxpr if hasattr(jaxpr, "consts") else jaxpr,
                                         user)

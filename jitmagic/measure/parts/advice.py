@@ -166,9 +166,8 @@ Shared = dict[str, dict[str, list[float]]]
 def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, options: Options,
                 check: Checkpoint, attribution: Attribution | None = None,
                 shared: Shared | None = None) -> Advice:
-    """Which helpers of the planned entry save cold-start time nested alone, judged against
-    a flat row measured beside them; "nest every helper" told from ``shared`` samples where
-    given. A stop keeps what was measured; ``Stop`` when no flat cold start was."""
+    """Which helpers of the planned entry save cold-start time nested alone, against a flat row
+    beside them; ``Stop`` with no flat cold start."""
     start = clocks.wall()
     shared = shared or {}
     attribution = attribution or attribute_call(plan, args, kwargs, check)

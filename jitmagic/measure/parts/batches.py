@@ -41,10 +41,8 @@ class Batched:
 
 def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
                   batch: int | None = None, in_axes: Any = None) -> Batched:
-    """Check the call can be batched as asked (memory included) and build the batch;
-    ``InputError`` if not. Without ``in_axes`` the arguments are one example, every array
-    leaf stacked ``batch`` times along a new leading axis; with it they already are a
-    batch, mapped as ``jax.vmap`` would. Non-array arguments are bound, not mapped."""
+    """Check the call can be batched as asked (memory included) and build the batch (``in_axes``:
+    already one); ``InputError`` if not."""
     if batch is not None and batch < 1:
         raise InputError(f"--batch must be at least 1, not {batch}")
     if in_axes is not None and batch is not None:

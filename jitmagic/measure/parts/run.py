@@ -44,10 +44,8 @@ MOST_PART_ROUNDS = 5
 
 def part_rounds(result: Comparison, options: Options,
                 decided: Callable[[], bool] = lambda: False) -> Rounds:
-    """The one rule for the rounds of every part after the comparison: ``-r auto``'s
-    fewest, then one more while ``decided()`` says the samples do not settle the part, up
-    to as many as ``result``'s cold runs (at most :data:`MOST_PART_ROUNDS`), none that
-    would take the part past ``--budget`` at its pace so far; ``ended`` then says why."""
+    """The rounds of every part after the comparison: ``-r auto``'s, one more while ``decided()``
+    is false, within the runs and ``--budget``."""
     runs = max((len(v.samples.get("first_call_s", [])) for v in result.variants.values()),
                default=0)
     return Rounds(AUTO, decided, budget_s=budget_of(options),

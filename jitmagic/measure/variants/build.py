@@ -55,9 +55,8 @@ def build_variant(name: str, plan: Plan, nest: Iterable[str] | None = None) -> V
 
 def nest_only(plan: Plan, nest: Iterable[str], label: str, refused: dict[str, Note] | None = None,
               call_as: inner_jit.CallAs | None = None) -> Variant:
-    """Flat except for the helpers in ``nest``, each under its own jit (the user's, if any);
-    one that cannot be nested, or is ``refused``, stays inline with a note. ``call_as``: how
-    each jit is called (out of line)."""
+    """Flat except for the helpers in ``nest``, each under its own jit; one that cannot be, or is
+    ``refused``, stays inline with a note."""
     nest = tuple(nest)
     why, lifted = _kept_inline(plan, nest, refused, call_as)
     inline = tuple(why)
@@ -140,9 +139,8 @@ def _blame(planned: tuple[str, ...], routed: list[str]) -> str:
 
 def _held_places(plan: Plan, names: list[str], notes: list[Noted], ran: set[str],
                  call_as: inner_jit.CallAs | None) -> dict[str, list[tuple[Any, Any, Any]]]:
-    """The helpers a library primitive holds that a closure cell of the user's also
-    holds, with swaps handing a jit to those cells (the primitive may run it after the
-    trampoline is gone: lineax's `linear_solve` traces a plain function only at lowering)."""
+    """The helpers a library primitive holds that a user's closure cell also holds, with swaps
+    handing a jit to those cells."""
     held = {n: [(CellOf(cell), fn, inner_jit.faithful_jit(fn, n, notes, ran, call_as))
                 for fn in functions_of(plan.helpers[n].code)
                 for cell in closure_cells(fn)]

@@ -158,9 +158,8 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
 def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
                         notes: list[Noted]) -> tuple[Callable, tuple, dict[str, Any],
                                                    dict[str, Any] | None]:
-    """The entry's function, arguments and jit options (None: none written) as
-    its framework takes them, without donation: NNX modules split into their state; an
-    ``eqx.filter_jit``/``nnx.jit`` entry or Equinox modules: a function of the array leaves."""
+    """The entry's function, arguments and jit options as its framework takes them (NNX modules
+    split, Equinox ones filtered), undonated."""
     fn, name, filtered = resolved.fn, resolved.name, resolved.filtered
     user_opts = _undonated(resolved.jit_options, name, notes)
     if _holds_module("flax.nnx", (fn, args, kwargs)):

@@ -74,11 +74,8 @@ CallAs = Callable[[Callable, str], Callable]
 
 def faithful_jit(fn: Callable, name: str, notes: list[Noted], ran: set[str],
                  call_as: CallAs | None = None) -> Callable:
-    """``fn`` under a jit taking its arguments as ``jax.jit`` does: array leaves and
-    Python scalars traced, other leaves static, non-array outputs passed around it. A call
-    using a traced scalar as a Python value (``range(n)``) is retried with its scalars
-    static; one it cannot take faithfully runs inline; both noted. ``call_as``: how its
-    programs are called."""
+    """``fn`` under a jit taking its arguments as ``jax.jit`` does (scalars retried static where
+    used as Python values); else inline, noted."""
     programs: dict[Any, Callable] = {}  # one per argument structure and static leaves
     static_scalars: set[Any] = set()  # argument structures whose scalars must be static
 
@@ -129,9 +126,8 @@ def _why_not_jit(name: str, leaves: list, key: Any) -> Note | None:
 
 def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes,
                   call_as: CallAs | None = None) -> Callable:
-    """A jit of ``fn`` over the traced leaves (the others fixed in ``holes``); an
-    exception it raises is tagged with the helper (and where its result's static part
-    holds traced values)."""
+    """A jit of ``fn`` over the traced leaves (the others fixed in ``holes``); what it raises is
+    tagged with the helper."""
     out: dict[str, Any] = {}  # the output's tree and its non-array leaves, once traced
 
     def body(arrays):

@@ -43,9 +43,7 @@ def library_of(helper: Any) -> str | None:
 
 
 def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
-    """How the helper kept traced values, from the first leaked tracer's chain in
-    JAX's message: a global, an effect handler's stack, a closure, the result's static
-    part, or its caller's value used unpassed (JAX's cache of a jit's constants)."""
+    """How the helper kept traced values, from the first leaked tracer's chain in JAX's message."""
     chain = _first_chain(str(error))
     holders = [keeper for _, keeper in chain]
     if any("separate_consts" in h for h in holders):

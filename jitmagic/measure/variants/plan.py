@@ -100,9 +100,8 @@ class Variant:
 
 
 def check_nest(nest: Iterable[str] | None, plan: Plan) -> tuple[str, ...] | None:
-    """``--nest`` names as the helpers' own names (``mylayers.dense``), each given as that
-    name, its last dotted part (``dense``) or as the call site writes it (``L.dense``);
-    a name that is unknown, ambiguous, or names a helper that cannot be nested is refused."""
+    """``--nest`` names as the helpers' own names (given in full, by their last part, or as
+    called); unknown or ambiguous ones are refused."""
     if nest is None:
         return None
     resolved = tuple(_nest_name(n, plan) for n in nest)

@@ -90,9 +90,8 @@ def _same_programs(nested: Programs, flat: Programs) -> bool:
 
 def _programs(variant: Variant, lower: bool = True, checking: bool = True,
               ) -> tuple[Programs | None, BaseException | None]:
-    """((traced, lowered or None), None), or (None, what tracing raised), from cleared
-    caches (``checking``: under JAX's leak checker); lowered untimed (``lower``), so one-time
-    lowering costs land on no timed run."""
+    """((traced, lowered or None), None), or (None, what tracing raised), from cleared caches,
+    lowered untimed."""
     plan = variant.plan
     traced, error = trace_once(variant.fn, plan.args, plan.kwargs, variant.jit_options,
                                checking)
@@ -119,9 +118,8 @@ def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
 
 
 class LeakSearch:
-    """Which planned helper's jit leaks: the one JAX names, tried alone; else the shortest
-    leaking prefix is bisected for (its last one leaks) and, where that leaks only with
-    others, its partner: at most ``2 * ceil(log2 n) + 3`` traces."""
+    """Which planned helper's jit leaks: the one JAX names, else bisected for with its partner, in
+    at most ``2 * ceil(log2 n) + 3`` traces."""
 
     def __init__(self, plan: Plan, label: str, refused: dict[str, Note]):
         self.plan, self.label, self.refused = plan, label, refused

@@ -133,9 +133,8 @@ def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
 
 
 def _notes(variant: Variant, calls: dict[str, int], jaxpr: Any) -> tuple[Noted, ...]:
-    """The variant's notes, with a reason for each planned helper its program lacks,
-    each nested Pallas kernel body or helper a library primitive holds, and the nested
-    helpers' backward passes under ``grad``."""
+    """The variant's notes: planned helpers its program lacks, nested kernel bodies, held helpers,
+    backward passes under ``grad``."""
     helpers = variant.plan.helpers
     notes: list[Noted] = list(variant.notes)
     for n in variant.planned:
@@ -171,13 +170,8 @@ BACKWARD = "transpose("
 
 def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
                      counted: Iterable[str] | None = None) -> Counter:
-    """Each helper's jit calls in ``jaxpr`` (sub-jaxprs too), by name (of ``counted``).
-
-    A jit equation is a helper's call where the outermost user frame of its inner equations,
-    its own call site's frames left out, is that helper's (quax re-wraps it as ``qfun``),
-    else by its name (:attr:`~.plan.Helper.jit_names`). A helper's jit inside another of its
-    own counts once, unless called from inside it (recursion); under ``grad`` each call's
-    backward pass (``transpose(jvp())``) is counted apart."""
+    """Each helper's jit calls in ``jaxpr``, by name: a jit equation whose inner equations'
+    outermost user frame is that helper's, else by name."""
     return _read(jaxpr, helpers, counted).calls
 
 

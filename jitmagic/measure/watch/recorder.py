@@ -82,9 +82,8 @@ class _Open:
 
 
 class Recorder:
-    """Records compiles between :meth:`start` and :meth:`stop`; those of its thread and
-    threads started meanwhile are the run's. ``on_again`` is told of each recompile of the
-    run's once XLA compiled it, before the call returns (the live lines)."""
+    """Records compiles of its thread and those started meanwhile between :meth:`start` and
+    :meth:`stop`; ``on_again`` hears of each recompile."""
 
     def __init__(self, *, max_kept: int = MAX_KEPT,
                  on_again: Callable[[Compile], None] | None = None) -> None:

@@ -99,9 +99,8 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
 
 
 def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -> Forms:
-    """The variant's two forms from its traced program (a ``Traced`` or closed jaxpr),
-    its lifted constants named and both programs checked; where they cannot be built, the
-    record says why. ``notes`` gets the part's own (captured values that are not arrays)."""
+    """The variant's two forms from its traced program, lifted constants named and programs
+    checked; ``notes`` gets the part's own."""
     closed = traced
     while not hasattr(closed, "consts"):  # the closed jaxpr inside a ``Traced``
         closed = closed.jaxpr

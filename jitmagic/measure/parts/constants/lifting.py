@@ -44,9 +44,8 @@ JIT_PRIMITIVES = ("jit", "pjit")
 
 @dataclass
 class Constant:
-    """One array constant the program reads: its value as the jaxpr holds it, its bytes,
-    the tracebacks of its reads (each with that of the equation holding its jaxpr), and
-    the primitive the replay cannot pass it through (None: it can be lifted)."""
+    """One array constant the program reads: its value, bytes, reads' tracebacks, and the primitive
+    that keeps it captured (None: none)."""
 
     value: Any
     nbytes: int
@@ -101,9 +100,8 @@ def program_constants(closed: Any) -> ProgramConstants:
 
 
 def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
-    """(equation, the primitive on the way to it that the replay cannot pass constants
-    through or None, the traceback of the equation holding its jaxpr), each distinct
-    jaxpr once per kind of path to it."""
+    """(equation, the primitive on the way that the replay cannot pass constants through or None,
+    the holding equation's traceback)."""
     top = getattr(closed, "jaxpr", closed)
     stack: list[tuple[Any, str | None, Any]] = [(top, None, None)]
     seen: set[tuple[int, bool]] = set()
@@ -127,9 +125,8 @@ def not_an_array(value: Any) -> Constants:
 
 
 class Replay:
-    """``closed``'s program, replayed as JAX traced it (:meth:`captured`) or with the
-    constants ``lifted`` (values as the jaxpr holds them) passed as arguments
-    (:meth:`passed`): the same equations and jit calls either way."""
+    """``closed``'s program replayed as traced (:meth:`captured`) or with ``lifted`` passed as
+    arguments (:meth:`passed`)."""
 
     def __init__(self, closed: Any, lifted: Sequence[Any]):
         self.closed = closed
