@@ -106,8 +106,7 @@ def _ran(argv: list[str]) -> str | None:
 
 
 def served(low: str, high: str) -> list[str] | str:
-    """The releases from ``low`` to ``high`` for which the index serves both jax and jaxlib, oldest
-    first; or why they could not be listed."""
+    """The releases from ``low`` to ``high`` whose jax and jaxlib the index serves, or why not."""
     high = installed_version() or high if high == CURRENT else high
     listed = []
     for package in ("jax", "jaxlib"):

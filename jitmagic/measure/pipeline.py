@@ -69,8 +69,7 @@ from .variants.rows import variant_sampler
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             progress: Draw | None = None, **kwargs: Any) -> Comparison:
-    """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and nested, as :func:`jitmagic.compare` (which
-    documents the keywords) does."""
+    """Measure ``fn(*args, **kwargs)`` flat and nested, as :func:`jitmagic.compare` says."""
     options, kwargs = split_options(kwargs, options)
     if options.sweep is not None:
         raise InputError("compare measures one call: for a sweep write "
@@ -112,8 +111,7 @@ def variants_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
                 name: str | None = None, nest: Iterable[str] | None = None,
                 bindings: dict[str, Any] | None = None,
                 in_axes: Any = None) -> dict[str, Prepared]:
-    """The flat and nested variants of ``fn(*args, **kwargs)``, ready to measure; ``bindings``: a
-    sweep's globals; ``in_axes``: one example."""
+    """The flat and nested variants of ``fn(*args, **kwargs)``, ready to measure."""
     swaps = None
     if bindings:
         namespace = user_globals(fn)
@@ -134,8 +132,7 @@ def variants_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
 
 def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                      start: float | None = None, check: Checkpoint | None = None) -> Comparison:
-    """:func:`run_comparison`, then the parts the options ask for, under one ``check`` (or compiled
-    for ``options.target``)."""
+    """:func:`run_comparison`, then the parts the options ask for, under one ``check``."""
     with one_measurement():
         options, warned = this_jax(options)
         if options.target is not None:
@@ -247,8 +244,7 @@ DECIDING_KEYS = (witness.FIRST_CALL, witness.cpu_key(witness.FIRST_CALL), witnes
 def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options | None = None,
                    *, start: float | None = None, check: Checkpoint | None = None,
                    built: dict[str, Staged] | None = None) -> Comparison:
-    """Measure prepared variants, interleaved, until Ctrl-C or ``timeout``; ``UserCodeError`` if
-    all fail; ``built`` gets their programs."""
+    """Measure prepared variants, interleaved, until Ctrl-C or ``timeout``."""
     options = options or Options()
     # a property JAX adds to its Config at run time, unseen by mypy
     if jax.config.jax_disable_jit:  # type: ignore[attr-defined]

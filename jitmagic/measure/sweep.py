@@ -64,8 +64,7 @@ def why_unmeasured(stop: stops.Stop | stops.StageInterrupted) -> str:
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
           progress: Draw | None = None, options: Options | None = None,
           **kwargs: Any) -> Sweep:
-    """``jitmagic.compare`` once per value, the global ``name`` of ``fn``'s module bound to it
-    while it runs: the ``--sweep`` record."""
+    """``jitmagic.compare`` once per value of the global ``name`` of ``fn``'s module."""
     start = clocks.wall()
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
 

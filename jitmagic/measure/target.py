@@ -142,8 +142,7 @@ class _Placer:
         self.notes: list[Note] = []
 
     def spec(self, x: Any, given: Any = None) -> Any:
-        """``x``'s sharding: ``given``, else its own where its mesh fits the devices, else
-        replicated."""
+        """``x``'s sharding: ``given``, else its own where its mesh fits, else replicated."""
         if not (hasattr(x, "shape") and hasattr(x, "dtype")):
             return x
         sharding = given if given is not None else getattr(x, "sharding", None)

@@ -66,8 +66,7 @@ class Discovery:
 
 
 class UserFunctions:
-    """Which code objects are the user's functions, decided once each; ``extra`` (``--nest`` names)
-    and ``own`` count without a file."""
+    """Which code objects are the user's functions (``extra``, ``own``: without a file)."""
 
     def __init__(self, extra: Iterable[str] = (), own: Iterable[types.CodeType] = ()):
         self.extra = set(extra)

@@ -41,8 +41,7 @@ class Batched:
 
 def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
                   batch: int | None = None, in_axes: Any = None) -> Batched:
-    """Check the call can be batched as asked (memory included) and build the batch (``in_axes``:
-    already one); ``InputError`` if not."""
+    """Check the call can be batched as asked (memory included) and build the batch."""
     if batch is not None and batch < 1:
         raise InputError(f"--batch must be at least 1, not {batch}")
     if in_axes is not None and batch is not None:
@@ -144,8 +143,7 @@ def _per_arg(axes: int | tuple, arrays: tuple) -> tuple:
 
 
 def _leaf_axes(arg: Any, spec: Any, label: str) -> list[tuple[Any, int | None]]:
-    """Every array leaf of one argument with the axis ``spec`` maps it along, else
-    ``InputError``."""
+    """Every array leaf of one argument with the axis ``spec`` maps it along (or InputError)."""
     pairs: list[tuple[Any, int | None]] = []
 
     def collect(axis: Any, sub: Any) -> None:

@@ -73,8 +73,7 @@ def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
 
 def measure_orderings(b: Batched, options: Options, *, entry: str = "f", deadline: float = math.inf,
                       check: Checkpoint | None = None) -> model.Orderings:
-    """The four orderings of ``b``, measured side by side; a stop keeps what was measured, and
-    ``stopped`` says why."""
+    """The four orderings of ``b``, measured side by side; ``stopped`` says why they ended."""
     runs = Sampler({n: OrderingSubject(n, b) for n in model.ORDERINGS}, model.SAMPLE_KEYS,
                    "ordering")
     monitor = Monitor()

@@ -44,8 +44,7 @@ MOST_PART_ROUNDS = 5
 
 def part_rounds(result: Comparison, options: Options,
                 decided: Callable[[], bool] = lambda: False) -> Rounds:
-    """The rounds of every part after the comparison: ``-r auto``'s, one more while ``decided()``
-    is false, within the runs and ``--budget``."""
+    """The rounds of every part: ``-r auto``'s, while ``decided()`` is false and time allows."""
     runs = max((len(v.samples.get("first_call_s", [])) for v in result.variants.values()),
                default=0)
     return Rounds(AUTO, decided, budget_s=budget_of(options),

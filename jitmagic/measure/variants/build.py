@@ -55,8 +55,7 @@ def build_variant(name: str, plan: Plan, nest: Iterable[str] | None = None) -> V
 
 def nest_only(plan: Plan, nest: Iterable[str], label: str, refused: dict[str, Note] | None = None,
               call_as: inner_jit.CallAs | None = None) -> Variant:
-    """Flat except for the helpers in ``nest``, each under its own jit; one that cannot be, or is
-    ``refused``, stays inline with a note."""
+    """Flat except for the helpers in ``nest``, each under its own jit where it can be."""
     nest = tuple(nest)
     why, lifted = _kept_inline(plan, nest, refused, call_as)
     inline = tuple(why)
@@ -139,8 +138,7 @@ def _blame(planned: tuple[str, ...], routed: list[str]) -> str:
 
 def _held_places(plan: Plan, names: list[str], notes: list[Noted], ran: set[str],
                  call_as: inner_jit.CallAs | None) -> dict[str, list[tuple[Any, Any, Any]]]:
-    """The helpers a library primitive holds that a user's closure cell also holds, with swaps
-    handing a jit to those cells."""
+    """The primitive-held helpers a user's closure cell holds, with swaps jitting those cells."""
     held = {n: [(CellOf(cell), fn, inner_jit.faithful_jit(fn, n, notes, ran, call_as))
                 for fn in functions_of(plan.helpers[n].code)
                 for cell in closure_cells(fn)]

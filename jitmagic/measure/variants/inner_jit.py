@@ -126,8 +126,7 @@ def _why_not_jit(name: str, leaves: list, key: Any) -> Note | None:
 
 def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes,
                   call_as: CallAs | None = None) -> Callable:
-    """A jit of ``fn`` over the traced leaves (the others fixed in ``holes``); what it raises is
-    tagged with the helper."""
+    """A jit of ``fn`` over the traced leaves; what it raises is tagged with the helper."""
     out: dict[str, Any] = {}  # the output's tree and its non-array leaves, once traced
 
     def body(arrays):

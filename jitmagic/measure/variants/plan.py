@@ -100,8 +100,7 @@ class Variant:
 
 
 def check_nest(nest: Iterable[str] | None, plan: Plan) -> tuple[str, ...] | None:
-    """``--nest`` names as the helpers' own names (given in full, by their last part, or as
-    called); unknown or ambiguous ones are refused."""
+    """``--nest`` names as the helpers' own names; unknown or ambiguous ones are refused."""
     if nest is None:
         return None
     resolved = tuple(_nest_name(n, plan) for n in nest)

@@ -90,8 +90,7 @@ def _same_programs(nested: Programs, flat: Programs) -> bool:
 
 def _programs(variant: Variant, lower: bool = True, checking: bool = True,
               ) -> tuple[Programs | None, BaseException | None]:
-    """((traced, lowered or None), None), or (None, what tracing raised), from cleared caches,
-    lowered untimed."""
+    """((traced, lowered or None), None), or (None, what tracing raised); lowered untimed."""
     plan = variant.plan
     traced, error = trace_once(variant.fn, plan.args, plan.kwargs, variant.jit_options,
                                checking)
@@ -118,8 +117,7 @@ def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
 
 
 class LeakSearch:
-    """Which planned helper's jit leaks: the one JAX names, else bisected for with its partner, in
-    at most ``2 * ceil(log2 n) + 3`` traces."""
+    """Which planned helper's jit leaks, in at most ``2 * ceil(log2 n) + 3`` traces."""
 
     def __init__(self, plan: Plan, label: str, refused: dict[str, Note]):
         self.plan, self.label, self.refused = plan, label, refused

@@ -35,8 +35,7 @@ from .plan import Variant
 
 @dataclass(frozen=True)
 class Staged:
-    """What a comparison built for one variant, for the parts to reuse: its jaxpr (or
-    ``Traced``), its ``Lowered`` or that's text (None: lower here)."""
+    """What a comparison built for one variant (jaxpr, lowering), for the parts to reuse."""
 
     jaxpr: Any
     lowered: Any = None
@@ -133,8 +132,7 @@ def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
 
 
 def _notes(variant: Variant, calls: dict[str, int], jaxpr: Any) -> tuple[Noted, ...]:
-    """The variant's notes: planned helpers its program lacks, nested kernel bodies, held helpers,
-    backward passes under ``grad``."""
+    """The variant's notes, with one for each planned helper its program lacks or holds apart."""
     helpers = variant.plan.helpers
     notes: list[Noted] = list(variant.notes)
     for n in variant.planned:

@@ -82,8 +82,7 @@ class _Open:
 
 
 class Recorder:
-    """Records compiles of its thread and those started meanwhile between :meth:`start` and
-    :meth:`stop`; ``on_again`` hears of each recompile."""
+    """Records compiles between :meth:`start` and :meth:`stop`; ``on_again`` hears recompiles."""
 
     def __init__(self, *, max_kept: int = MAX_KEPT,
                  on_again: Callable[[Compile], None] | None = None) -> None:

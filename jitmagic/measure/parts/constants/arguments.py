@@ -99,8 +99,7 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
 
 
 def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -> Forms:
-    """The variant's two forms from its traced program, lifted constants named and programs
-    checked; ``notes`` gets the part's own."""
+    """The variant's two forms from its traced program, lifted constants named, checked."""
     closed = traced
     while not hasattr(closed, "consts"):  # the closed jaxpr inside a ``Traced``
         closed = closed.jaxpr

@@ -125,8 +125,7 @@ def not_an_array(value: Any) -> Constants:
 
 
 class Replay:
-    """``closed``'s program replayed as traced (:meth:`captured`) or with ``lifted`` passed as
-    arguments (:meth:`passed`)."""
+    """``closed``'s program replayed with its constants captured or ``lifted`` as arguments."""
 
     def __init__(self, closed: Any, lifted: Sequence[Any]):
         self.closed = closed
@@ -192,8 +191,7 @@ class Replay:
         return self._needs[key]
 
     def _call(self, eqn: Any) -> Callable:
-        """The jit running a jit equation's program with its lifted constants, one per
-        sub-jaxpr."""
+        """The jit running a jit equation's program with its lifted constants, one per jaxpr."""
         inner = eqn.params["jaxpr"]
         if id(inner) not in self._calls:
             needs = self._needs_in(inner)
