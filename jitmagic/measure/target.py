@@ -160,8 +160,8 @@ class _Placer:
                                     weak_type=bool(getattr(x, "weak_type", False)))
 
     def by_prefix(self, prefix: Any, arg: Any) -> Any:
-        """``arg``'s leaves placed by ``prefix``, the user's ``in_shardings`` for it
-        (one sharding, a tree of them, or None: by the arrays' own)."""
+        """``arg``'s leaves placed by ``prefix``, the user's ``in_shardings`` for it (None: their
+        own)."""
         def is_given(s: Any) -> bool:
             return s is None or isinstance(s, Sharding)
 

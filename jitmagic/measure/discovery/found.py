@@ -97,8 +97,7 @@ def entry_namespace(entry: types.FunctionType | None) -> dict[str, Any] | None:
 
 
 def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeType]:
-    """The user's code compiled from a string (as ``--lines`` decides) in
-    ``entry``'s namespace and the user's modules, with what is defined inside."""
+    """The user's code compiled from a string in ``entry``'s namespace and the user's modules."""
     if entry is None:
         return frozenset()
     own = entry_namespace(entry)
@@ -245,8 +244,7 @@ def closure_values(fn: types.FunctionType) -> list[Any]:
 
 
 def held_values(obj: Any, most: int | None = None) -> list[Any]:
-    """What an object holds, for the walks over objects: a partial's or function's parts, a
-    container's first ``most`` items, attributes."""
+    """What an object holds, for the walks over objects (at most ``most`` of a container's)."""
     if isinstance(obj, functools.partial):
         return [obj.func, *obj.args, *obj.keywords.values()]
     if isinstance(obj, types.FunctionType):

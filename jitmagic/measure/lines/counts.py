@@ -39,8 +39,7 @@ class UserCode:
         self._stacks: dict[Any, tuple[tuple[Key, ...], types.CodeType | None]] = {}
 
     def is_user(self, code: types.CodeType, namespace: dict[str, Any] | None = None) -> bool:
-        """Whether ``code`` is the user's, decided once per code object; sourceless
-        code (``exec``) by its globals (``namespace``, else a function's), as discovery decides."""
+        """Whether ``code`` is the user's, decided once per code object, as discovery decides."""
         known = self.codes.get(code)
         if known is None:
             name = code.co_filename
@@ -93,8 +92,7 @@ class LineCounts(NamedTuple):
 
 
 def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
-    """Equations (own, inclusive) and constants per user line of a closed jaxpr, each distinct
-    sub-jaxpr once; the own counts add up."""
+    """Equations (own, inclusive) and constants per user line, each distinct sub-jaxpr once."""
     values = structure.constants_of(jaxpr)
     order, callers, owner = _sub_jaxprs(jaxpr.jaxpr if hasattr(jaxpr, "consts") else jaxpr,
                                         user)
@@ -133,8 +131,7 @@ def _lines_of(eqn: Any, user: UserCode, owner: Key | None, context: frozenset[Ke
     return line, lines | ({line} if line is not None else set())
 
 
-#: The loop primitives, and the jaxpr parameters that hold their bodies (in the program
-#: once however often they run).
+#: The loop primitives, and the jaxpr parameters that hold their bodies.
 _BODIES = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}
 
 
@@ -157,8 +154,7 @@ def _loop_bodies(order: list[Any], user: UserCode, context: dict[int, frozenset[
 
 def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
         list[Any], dict[int, list[tuple[frozenset[Key], int]]], dict[int, Key | None]]:
-    """Every distinct jaxpr under ``jaxpr``, itself first: (them, the (lines, caller id)
-    of each equation calling each, the line owning each)."""
+    """Every distinct jaxpr under ``jaxpr``, itself first, with their callers' lines and owners."""
     callers: dict[int, list[tuple[frozenset[Key], int]]] = {id(jaxpr): []}
     owner: dict[int, Key | None] = {id(jaxpr): None}
     order = [jaxpr]
@@ -177,8 +173,7 @@ def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
 def _callers_of_cut_functions(order: list[Any], user: UserCode,
                               context: dict[int, frozenset[Key]]
                               ) -> dict[types.CodeType | None, frozenset[Key]]:
-    """For a function whose tracebacks JAX cut short (a checkpointed block),
-    the user lines that called it, for its forward copy to count for them too."""
+    """The user lines calling each function whose tracebacks JAX cut short (checkpointed)."""
     out: dict[types.CodeType | None, frozenset[Key]] = {}
     for j in order:
         if context[id(j)]:

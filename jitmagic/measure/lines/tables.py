@@ -142,8 +142,7 @@ def _not_counted(prepared: Mapping[str, Prepared], tables: Mapping[str, LineTabl
 
 def helper_names(tables: dict[str, LineTable], plan: Plan,
                  jit_calls: Mapping[str, int] | None = None) -> dict[str, LineTable]:
-    """Each table's functions named as ``--nest`` takes them; without a hook a flat helper's calls
-    are its jit calls in the nested program."""
+    """Each table's functions named as ``--nest`` takes them, with their calls."""
     found = {(h.code.co_filename, h.code.co_firstlineno): h for h in plan.helpers.values()}
     jit_calls = jit_calls or {}
 

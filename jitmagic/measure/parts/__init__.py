@@ -25,8 +25,7 @@ def _lines(result: Comparison, run: PartRun) -> Comparison:
     return add_lines(result, dict(run.prepared), run.built, check=run.check)
 
 
-#: The measuring layer's table of parts: each part's measurer, by its name in the table
-#: of parts (a part absent here is measured by another's: the advice, with the attribution).
+#: Each part's measurer by its name in the table of parts (the advice's is the attribution's).
 MEASURERS: dict[str, Callable[[Comparison, PartRun], Comparison]] = {
     "orderings": orderings.add_part,
     "attribution": advice.add_part,

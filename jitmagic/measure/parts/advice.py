@@ -151,23 +151,20 @@ _ENTRY = "<entry>"
 MAX_CANDIDATES = 8
 #: After a comparison, ``-r auto``'s advice takes at most this many times its wall time.
 ADVICE_SHARE = 2.0
-#: Labels of the variants measured side by side; a candidate's is ``only(name)``, so
-#: no helper's name can clash with them.
+#: Labels of the variants measured side by side (a candidate's is ``only(name)``).
 FLAT, ALL, SET = "flat", "all nested", "recommended set"
 #: The comparison's own flat runs, which "nest every helper" is told against.
 COMPARED = "flat, as compared"
 
 
-#: The samples of the cold starts a comparison already took, by label (``COMPARED``,
-#: ``ALL``): "nest every helper" is told from them, not measured again.
+#: A comparison's cold start samples by label, telling "nest every helper" unmeasured.
 Shared = dict[str, dict[str, list[float]]]
 
 
 def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, options: Options,
                 check: Checkpoint, attribution: Attribution | None = None,
                 shared: Shared | None = None) -> Advice:
-    """Which helpers of the planned entry save cold-start time nested alone, against a flat row
-    beside them; ``Stop`` with no flat cold start."""
+    """Which helpers of the planned entry save cold-start time nested alone, against flat."""
     start = clocks.wall()
     shared = shared or {}
     attribution = attribution or attribute_call(plan, args, kwargs, check)

@@ -21,9 +21,7 @@ from ..calls.arguments import Holes
 from ..calls.arguments import is_static
 from ..sampling.conditions import persistent_cache_off
 
-#: Outputs alive at once while the orderings are measured: the reference
-#: ordering's (kept for the comparison), the current one's cold output, and a
-#: steady-state call's.
+#: Outputs alive at once while the orderings run: the reference's, a cold one, a steady one.
 OUTPUTS_KEPT = 3
 
 

@@ -158,8 +158,7 @@ class OrderingSubject:
 
 def _describe_program(name: str, fn: Callable, args: tuple,
                       shape: structure.ProgramFacts) -> list[str] | None:
-    """Add the jaxpr, StableHLO size and HLO count of ``name``'s program to ``shape``;
-    return its normalized optimized HLO (None: no single program)."""
+    """Add the sizes of ``name``'s program to ``shape``; its normalized optimized HLO or None."""
     jaxpr, lowered, compiled = _program(name, fn, args)
     shape.jaxpr_eqns, shape.nested_calls = len(jaxpr.eqns), structure.count_nested_calls(jaxpr)
     shape.jaxpr_text = structure.jaxpr_text(jaxpr)

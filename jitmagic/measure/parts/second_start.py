@@ -75,8 +75,7 @@ def measure_second_start(prepared: dict[str, Prepared], pairs: int | Rounds,
                              rounds_ended=pairs.ended if isinstance(pairs, Rounds) else None)
 
 
-#: What the sampler keeps of a pair (the record keeps every
-#: :class:`~jitmagic.model.causes.second_start.Start` whole).
+#: What the sampler keeps of a pair (the record keeps every ``Start`` whole).
 START_KEYS = tuple(f"{start}_first_call_s" for start in STARTS)
 
 

@@ -162,8 +162,7 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[Noted], ran: set[
 
 
 def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
-    """Every global and closure cell naming the helper's linen class, bound to ``nn.jit``
-    of it under its name (so its instances stay ``Block_0``)."""
+    """Every global and closure cell naming the helper's linen class, bound to its ``nn.jit``."""
     from flax import linen as nn
 
     cls = h.linen_class

@@ -49,8 +49,7 @@ _TRANSFORMS = {"grad_f": "grad", "grad_f_aux": "grad", "value_and_grad_f": "valu
 
 @dataclass(frozen=True)
 class Resolved:
-    """The callable to trace; the options of the user's ``jax.jit`` on it (None: none);
-    whether it was an ``eqx.filter_jit``/``nnx.jit`` entry (every non-array leaf static)."""
+    """The callable to trace, its user ``jax.jit`` options (or None), whether a filter jit's."""
 
     fn: Callable
     name: str
@@ -158,8 +157,7 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
 def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
                         notes: list[Noted]) -> tuple[Callable, tuple, dict[str, Any],
                                                    dict[str, Any] | None]:
-    """The entry's function, arguments and jit options as its framework takes them (NNX modules
-    split, Equinox ones filtered), undonated."""
+    """The entry's function, arguments and jit options as its framework takes them, undonated."""
     fn, name, filtered = resolved.fn, resolved.name, resolved.filtered
     user_opts = _undonated(resolved.jit_options, name, notes)
     if _holds_module("flax.nnx", (fn, args, kwargs)):

@@ -67,15 +67,13 @@ HELPER_TAG = "jitmagic_helper"
 #: And, where its body returned, where its result's static part holds traced values
 #: (:func:`~.leaks.static_holder`).
 STATIC_TAG = "jitmagic_static_out"
-#: How a helper's jit is called instead of directly: ``call_as(jitted, name)``
-#: (:meth:`~.out_of_line.OutOfLine.wrap`).
+#: How a helper's jit is called instead of directly: ``call_as(jitted, name)``.
 CallAs = Callable[[Callable, str], Callable]
 
 
 def faithful_jit(fn: Callable, name: str, notes: list[Noted], ran: set[str],
                  call_as: CallAs | None = None) -> Callable:
-    """``fn`` under a jit taking its arguments as ``jax.jit`` does (scalars retried static where
-    used as Python values); else inline, noted."""
+    """``fn`` under a jit taking its arguments as ``jax.jit`` does; else inline, noted."""
     programs: dict[Any, Callable] = {}  # one per argument structure and static leaves
     static_scalars: set[Any] = set()  # argument structures whose scalars must be static
 

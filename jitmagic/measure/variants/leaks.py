@@ -19,15 +19,13 @@ from ..discovery.found import held_values
 
 #: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
 _LINK = re.compile(r"^<(\w+) \d+> is referred to by (.*)$")
-#: What keeps an object: a module's global (``numpyro.handlers._PYRO_STACK``), a key of a
-#: function's globals (a cell's), a variable a function closes over.
+#: What keeps an object: a module's global, a key of a function's globals, a closure.
 _GLOBAL = re.compile(r"^[\w.]+$")
 _NAMESPACE_KEY = re.compile(r"^<dict \d+>\['(\w+)'\]$")
 _CLOSED_OVER = re.compile(r"\((\w+)\) closed-over variable (\w+)$")
 #: Plain containers: the static part's own type is the first object outside them.
 _CONTAINERS = {"list", "tuple", "dict", "OrderedDict", "DynamicJaxprTracer", "JitTracer"}
-#: Libraries whose helpers use their caller's traced values unpassed in a way of their
-#: own, said in that library's terms (:mod:`jitmagic.render.notes`).
+#: Libraries whose helpers use their caller's traced values unpassed, said in their terms.
 _NOT_PASSED = ("haiku", "keras")
 
 

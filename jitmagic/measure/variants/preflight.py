@@ -28,8 +28,7 @@ from .plan import Variant
 from .rows import helper_jit_calls
 from .rows import not_nested
 
-#: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
-#: message, and ``UnexpectedTracerError``'s).
+#: How JAX's leak messages name the function whose trace a leaked tracer escaped.
 _LEAKED_IN = re.compile(r"(?:while tracing the function|when the value leaked was) (\S+) at")
 #: A variant's traced program and its lowering (None where lowering failed).
 Programs = tuple[Any, Any]

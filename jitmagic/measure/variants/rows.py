@@ -168,8 +168,7 @@ BACKWARD = "transpose("
 
 def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
                      counted: Iterable[str] | None = None) -> Counter:
-    """Each helper's jit calls in ``jaxpr``, by name: a jit equation whose inner equations'
-    outermost user frame is that helper's, else by name."""
+    """Each helper's jit calls in ``jaxpr`` (sub-jaxprs too), by name (of ``counted``)."""
     return _read(jaxpr, helpers, counted).calls
 
 

@@ -20,8 +20,7 @@ from ..discovery.found import COPIES
 #: The trampoline's file name: no line of the user's is ever attributed to it.
 TRAMPOLINE_FILE = OWN_SOURCE + "trampoline>"
 
-#: Placeholders in the trampoline's source for its router, the original function and
-#: ``threading.get_ident`` (no argument name can be spelt like them).
+#: Placeholders in the trampoline's source (no argument name can be spelt like them).
 _ROUTER, _ORIGINAL, _IDENT = "<jitmagic router>", "<jitmagic original>", "<jitmagic ident>"
 
 def copy_function(fn: types.FunctionType) -> types.FunctionType:
@@ -61,8 +60,7 @@ class Router:
 
     def call(self, positional: tuple, varargs: tuple, kwonly: dict[str, Any],
              varkw: dict[str, Any]) -> Any:
-        """``target`` called with the arguments as the caller most likely passed them (one
-        holding its own default left out: the jit keeps it a Python value)."""
+        """``target`` called with the arguments as the caller most likely passed them."""
         if not self.exact:
             return self.target(*varargs, **varkw)
         args, kwargs = as_called(self.code, self.fn, positional, varargs, kwonly)

@@ -228,8 +228,7 @@ def _graph_change(old: str, new: str) -> tuple[str, str] | None:
 
 
 def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
-    """Each static attribute of a ``GraphDef`` in order, named by its node's class
-    where the nodes can be walked (``Dropout.rate``), with its value."""
+    """Each static attribute of a ``GraphDef`` in order (``Dropout.rate``), with its value."""
     head, _, attrs = t.partition("attributes=[")
     found: list[tuple[str, str | None]] = []
     for m in _GRAPH_ATTRS.finditer(attrs):
@@ -311,8 +310,7 @@ _NODE = re.compile(r"(?P<name>[A-Za-z_]\w*)\[\(")
 
 
 def static_field(before: str | None, after: str | None) -> tuple[str, str, str] | None:
-    """(``MLP.depth``, before, after) where the changed static values are one field of
-    an Equinox module (``MLP[(Missing, 2)]``); None otherwise."""
+    """(``MLP.depth``, before, after) where one Equinox module field changed; None otherwise."""
     if not before or not after:
         return None
     a, b = _nodes(before), _nodes(after)

@@ -55,8 +55,7 @@ EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
           "/jax/core/compile/backend_compile_duration": "compile_s"}
 #: A line's text kept for the ledger (and the ``%jitcompare`` it suggests).
 MAX_LINE = 200
-#: Misses waiting for their trace on one thread, and traces whose reads are kept (a jit
-#: made anew on each pass makes one each): the oldest are dropped past these.
+#: Misses waiting for their trace on one thread, and traces whose reads are kept: the most.
 MAX_PENDING, MAX_READS = 64, 1000
 
 

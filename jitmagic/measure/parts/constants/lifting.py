@@ -44,8 +44,7 @@ JIT_PRIMITIVES = ("jit", "pjit")
 
 @dataclass
 class Constant:
-    """One array constant the program reads: its value, bytes, reads' tracebacks, and the primitive
-    that keeps it captured (None: none)."""
+    """One array constant the program reads: value, bytes, reads, what keeps it captured."""
 
     value: Any
     nbytes: int
@@ -100,8 +99,7 @@ def program_constants(closed: Any) -> ProgramConstants:
 
 
 def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
-    """(equation, the primitive on the way that the replay cannot pass constants through or None,
-    the holding equation's traceback)."""
+    """(equation, the primitive the replay cannot pass through or None, the holder's traceback)."""
     top = getattr(closed, "jaxpr", closed)
     stack: list[tuple[Any, str | None, Any]] = [(top, None, None)]
     seen: set[tuple[int, bool]] = set()
