@@ -1,7 +1,5 @@
-"""Which user function called which, read from a traced program's equations' frames (a
-sub-jaxpr's stop at its function; its holder says who called it), counted by call site:
-a site in a loop is one, a cached trace called from two is two. A jaxpr JAX inlines
-leaves its outermost user function (a *root*) without a caller."""
+"""Which user function called which, read from a traced program's equations' frames, counted
+by call site; a jaxpr JAX inlines leaves its outermost user function (a *root*) uncalled."""
 
 from __future__ import annotations
 

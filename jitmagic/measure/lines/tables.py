@@ -1,7 +1,5 @@
-"""Per source line of the user's code, what one cold trace and lowering per variant
-built (:mod:`.counts`) and, with a line hook, hits and Python time (:mod:`.hook`);
-``--lines`` reuses the comparison's programs (:class:`Staged`).
-"""
+"""Per source line of the user's code, what one cold trace and lowering per variant built
+(:mod:`.counts`) and, with a line hook, hits and Python time (:mod:`.hook`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""``vmap(jit(f))`` against ``jit(vmap(f))``: four orderings of one function, measured side
-by side on a batch from :mod:`~.batches`, interleaved, then each one's program compared
-with ``jit(vmap(f))``'s. The method: docs/orderings.md.
-"""
+"""``vmap(jit(f))`` against ``jit(vmap(f))``: four orderings of one function measured side by
+side on a batch, then their programs compared. The method: docs/orderings.md."""
 
 from __future__ import annotations
 

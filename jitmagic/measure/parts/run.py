@@ -1,6 +1,5 @@
-"""What every part after flat against nested is given and shares: the measurement's
-inputs (:class:`PartRun`), the one rule for a part's rounds and budget
-(:func:`part_rounds`), and whether it runs under several processes."""
+"""What every part after flat against nested is given (:class:`PartRun`) and shares: the one rule
+for its rounds (:func:`part_rounds`), and whether it runs under several processes."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The entry as ``jax.jit`` would see it: resolved to the user's function, named as
-written, the user's own jit taken off, and its helpers found by one discovery trace.
-"""
+"""The entry as ``jax.jit`` would see it: resolved to the user's function, named as written, the
+user's jit taken off, and its helpers found by one discovery trace."""
 
 from __future__ import annotations
 

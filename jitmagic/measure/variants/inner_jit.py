@@ -1,6 +1,5 @@
-"""The jit a helper gets in the nested variant (taking its arguments as the program
-does), ``nnx.jit`` for NNX methods, and the user's own jit recognised and taken off.
-"""
+"""The jit a helper gets in the nested variant, ``nnx.jit`` for NNX methods, and the user's own
+jit recognised and taken off."""
 
 from __future__ import annotations
 

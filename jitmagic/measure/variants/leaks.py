@@ -1,6 +1,5 @@
-"""How a helper's jit leaked traced values: from the chain of keepers JAX's leak checker
-names, or from the result's static part itself (:func:`static_holder`).
-"""
+"""How a helper's jit leaked traced values: from the chain of keepers JAX's leak checker names,
+or from the result's static part (:func:`static_holder`)."""
 
 from __future__ import annotations
 

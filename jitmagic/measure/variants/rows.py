@@ -1,6 +1,5 @@
-"""A variant as a row of the sampler, and its ``VariantResult``, a helper claimed nested
-only with a jit call in the program it built.
-"""
+"""A variant as a row of the sampler, and its ``VariantResult`` (a helper nested only with a jit
+call in its program)."""
 
 from __future__ import annotations
 
