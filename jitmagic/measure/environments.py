@@ -1,8 +1,5 @@
-"""A Python environment per JAX release, for ``--jax 0.9.0,0.10.2``: made once (``uv``,
-else venv and pip) in the user's cache folder, holding jax, jaxlib and :data:`PACKAGES`
-(the child's jitmagic is the user's source, on its ``PYTHONPATH``). A folder without its
-:data:`READY` file (an install cut short) is made again.
-"""
+"""A Python environment per JAX release, for ``--jax 0.9.0,0.10.2``: made once (``uv``, else venv
+and pip) in the user's cache folder; one without its :data:`READY` file is made again."""
 
 from __future__ import annotations
 
@@ -93,8 +90,7 @@ def _make(folder: Path, release: str) -> str | None:
 
 
 def _ran(argv: list[str]) -> str | None:
-    """Run one install step; None, or its reason: the installer's last error line (pip's
-    ``ERROR: ...``, uv's ``cause: ...``), else its last line of output."""
+    """Run one install step; None, or the installer's last error line (else last output line)."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_S,
                               stdin=subprocess.DEVNULL)
@@ -110,9 +106,7 @@ def _ran(argv: list[str]) -> str | None:
 
 
 def served(low: str, high: str) -> list[str] | str:
-    """The releases from ``low`` to ``high`` (``current``: the installed one) for which
-    the package index serves both jax and jaxlib, oldest first, as ``pip index versions``
-    lists them (pre-releases aside); or why they could not be listed."""
+    """The releases from ``low`` to ``high`` whose jax and jaxlib the index serves, or why not."""
     high = installed_version() or high if high == CURRENT else high
     listed = []
     for package in ("jax", "jaxlib"):

@@ -1,7 +1,5 @@
-"""Flat against nested, measured side by side: the pipeline behind the magic and ``compare``.
-Variants are interleaved (flat, nested, nested, flat, ...) so that drift hits both; one
-measurement runs at a time per process (its variants swap the process's own helpers).
-"""
+"""Flat against nested, measured side by side, interleaved so that drift hits both: the pipeline
+behind the magic and ``compare``; one measurement runs at a time per process."""
 
 from __future__ import annotations
 
@@ -71,19 +69,7 @@ from .variants.rows import variant_sampler
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             progress: Draw | None = None, **kwargs: Any) -> Comparison:
-    """Measure ``jax.jit(fn)(*args, **kwargs)`` flat and with nested jit on its helpers.
-
-    ``fn`` is any callable (a function, a jitted function, ``jax.grad(loss)``, a partial, a
-    bound method, a callable module); its helpers are the functions of yours one plain trace
-    of it really calls. The option keywords are :class:`~jitmagic.options.Options`' fields
-    (the command line's options by their Python names): ``repeat`` cold runs per variant,
-    ``number`` the steady-state loop count, ``nest`` the helpers that get an added jit
-    (``["layer"]`` or ``"layer"``), ``timeout`` (seconds), ``vmap`` (implied by ``batch`` or
-    ``in_axes``: also ``jit(vmap(f))`` against ``vmap(jit(f))``), ``attribute``, ``advise``,
-    ``cache`` (a second start with a warm persistent cache), ...; ``options`` a ready
-    :class:`~jitmagic.options.Options` the keywords override. ``progress`` gets each
-    :class:`~jitmagic.model.progress.Progress`. Every other keyword goes to ``fn`` (one
-    named like an option cannot: wrap the entry). For a sweep, :func:`jitmagic.sweep`."""
+    """Measure ``fn(*args, **kwargs)`` flat and nested, as :func:`jitmagic.compare` says."""
     options, kwargs = split_options(kwargs, options)
     if options.sweep is not None:
         raise InputError("compare measures one call: for a sweep write "
@@ -125,10 +111,7 @@ def variants_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
                 name: str | None = None, nest: Iterable[str] | None = None,
                 bindings: dict[str, Any] | None = None,
                 in_axes: Any = None) -> dict[str, Prepared]:
-    """The flat and nested variants of ``fn(*args, **kwargs)``, ready to measure.
-    ``bindings`` (a sweep's value) are set as globals of ``fn``'s module while each variant
-    runs. With ``in_axes`` the variants run on one example of the batch (index 0 along each
-    mapped axis), the batch kept for the orderings."""
+    """The flat and nested variants of ``fn(*args, **kwargs)``, ready to measure."""
     swaps = None
     if bindings:
         namespace = user_globals(fn)
@@ -149,10 +132,7 @@ def variants_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
 
 def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
                      start: float | None = None, check: Checkpoint | None = None) -> Comparison:
-    """:func:`run_comparison`, then the parts the options ask for
-    (:func:`.parts.add_parts`), all under one ``check`` (one Ctrl-C, one ``timeout``); with
-    ``options.target``, compiled for that TPU (:mod:`.target`). Warned: the parts this JAX
-    lacks the names for, and a wait for another thread's measurement."""
+    """:func:`run_comparison`, then the parts the options ask for, under one ``check``."""
     with one_measurement():
         options, warned = this_jax(options)
         if options.target is not None:
@@ -168,8 +148,7 @@ def measure_prepared(prepared: dict[str, Prepared], options: Options, *,
 
 
 def this_jax(options: Options) -> tuple[Options, tuple[Warned, ...]]:
-    """``options`` less the parts whose private JAX names this JAX lacks, with a warning
-    for each; :class:`InputError` where a name every measurement needs is gone."""
+    """``options`` less the parts whose private JAX names this JAX lacks, each with a warning."""
     gone = missing()
     core = [n.name for n in gone if n.option is None]
     if core:
@@ -215,8 +194,7 @@ def _measured(prepared: dict[str, Prepared], options: Options, *,
 
 
 def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
-    """``nested`` with the helpers that cannot run under a jit of their own inline
-    (:mod:`~.variants.preflight`); unchecked once a stop is due or Ctrl-C lands inside."""
+    """``nested`` with the helpers that cannot run under a jit of their own inline."""
     if check.due():
         return nested
     if nested.variant.planned:  # untimed traces; a leak's search can take seconds
@@ -230,9 +208,7 @@ def _checked(nested: Prepared, check: Checkpoint) -> Prepared:
 
 
 class FirstCalls:
-    """What ``-r auto`` asks of the first calls so far: whether they settle flat against
-    nested (by the one rule, on CPU time where the machine was busy: :meth:`busy`), read of
-    the slowest process's runs under several processes."""
+    """What ``-r auto`` asks of the first calls so far: whether they settle flat vs nested."""
 
     def __init__(self, runs: Sampler, step: lockstep.Lockstep = lockstep.SINGLE):
         self.runs, self.step = runs, step
@@ -268,12 +244,7 @@ DECIDING_KEYS = (witness.FIRST_CALL, witness.cpu_key(witness.FIRST_CALL), witnes
 def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options | None = None,
                    *, start: float | None = None, check: Checkpoint | None = None,
                    built: dict[str, Staged] | None = None) -> Comparison:
-    """Measure prepared variants, interleaved; ``UserCodeError`` if all fail.
-
-    Ctrl-C or ``timeout`` end it at the next stage boundary, the result saying why. Of
-    ``options``: ``repeat``, ``budget``, ``number``, ``timeout``. ``built`` gets each
-    variant's traced and lowered program, for ``--lines``. A nested variant that planned no
-    helper is the flat program: measured once."""
+    """Measure prepared variants, interleaved, until Ctrl-C or ``timeout``."""
     options = options or Options()
     # a property JAX adds to its Config at run time, unseen by mypy
     if jax.config.jax_disable_jit:  # type: ignore[attr-defined]
@@ -306,8 +277,7 @@ def run_comparison(entry: str, prepared: dict[str, Prepared], options: Options |
 
 def _placement(prepared: dict[str, Prepared], runs: Sampler,
                step: lockstep.Lockstep) -> dict[str, Any]:
-    """The comparison's ``env`` (the call's mesh, every process's machine, the coarsest
-    CPU clock step) and ``sharding``, read once ``wall_s`` is taken."""
+    """The comparison's ``env`` and ``sharding``, read once ``wall_s`` is taken."""
     call = next(iter(prepared.values()))
     env = environment({**mesh_env(call.args, call.kwargs), **step.env(),
                        **fresh.where_sampled(runs.takers)})
@@ -317,8 +287,7 @@ def _placement(prepared: dict[str, Prepared], runs: Sampler,
 
 
 def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds, list[Warned]]:
-    """``runs`` measured in the rounds ``options`` ask for, with the persistent cache off,
-    JAX's events listened to and the heap frozen: (the rounds, what to say of the cache)."""
+    """``runs`` measured in ``options``' rounds: (the rounds, what to say of the cache)."""
     first_calls = FirstCalls(runs, lockstep.lockstep_of(check))
     rounds = rounds_for(options, first_calls.decided, lockstep=lockstep.lockstep_of(check),
                         busy=first_calls.busy)

@@ -1,8 +1,5 @@
-"""Folders of jitmagic's own in the temp folder, removed on every way out (Ctrl-C too,
-with interrupts held). Each is named with its process's id and holds a :data:`MARK`:
-the next one made removes the folders of processes now gone (killed outright), and only
-those. A temp folder that cannot be used is a :class:`ScratchFolderError`.
-"""
+"""Folders of jitmagic's own in the temp folder, removed on every way out (Ctrl-C too); each holds
+a :data:`MARK` so that the next one made removes those of processes now gone."""
 
 from __future__ import annotations
 
@@ -76,8 +73,7 @@ def remove_left_behind(kind: str) -> list[Path]:
 
 
 def _maker(folder: Path) -> int | None:
-    """The process that made ``folder``; None where it is not a scratch folder of this
-    user's (no mark, a mark that disagrees with the name, a link)."""
+    """The process that made ``folder``; None where it is not this user's scratch folder."""
     try:
         if folder.is_symlink() or folder.stat().st_uid != os.getuid():
             return None

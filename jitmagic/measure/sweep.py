@@ -25,8 +25,7 @@ from .variants.entry import entry_name
 
 def run_sweep(name: str, values: Sequence[Any], measure: Callable[[Any, stops.Checkpoint],
               Comparison], check: stops.Checkpoint) -> Sweep:
-    """``measure(value, check)`` for each value under the one ``check``: once a value stops
-    no later value starts (the sweep says PARTIAL; the values before it are kept)."""
+    """``measure(value, check)`` for each value; once a value stops no later value starts."""
     start = clocks.wall()
     points: list[Comparison] = []
     stopped: str | None = None
@@ -65,10 +64,7 @@ def why_unmeasured(stop: stops.Stop | stops.StageInterrupted) -> str:
 def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
           progress: Draw | None = None, options: Options | None = None,
           **kwargs: Any) -> Sweep:
-    """``jitmagic.compare`` once per value, with the global ``name`` of ``fn``'s module
-    bound to it while it runs. Takes ``compare``'s option keywords (``timeout`` for the
-    whole sweep), measured at every value; other keywords go to ``fn``. Returns the
-    :class:`~jitmagic.model.sweep.Sweep`, as ``--sweep`` does."""
+    """``jitmagic.compare`` once per value of the global ``name`` of ``fn``'s module."""
     start = clocks.wall()
     options, kwargs = split_options({**kwargs, "sweep": (name, values)}, options)
 

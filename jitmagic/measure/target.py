@@ -1,11 +1,6 @@
-"""``--target TOPOLOGY``: flat and nested traced, lowered and compiled for a TPU slice
-this machine does not have, never run (issue 52). libtpu's compile-only client starts
-in this process with its variables set only meanwhile, its warnings kept off the user's
-output. The arguments are placed on the topology's devices by the user's shardings
-where they fit, else replicated. The rounds are the comparison's own, on trace + lower
-+ compile; the record is kept in the comparison's ``env``; ``--xla`` and ``--effort``
-(compile only) then run on the target's programs.
-"""
+"""``--target TOPOLOGY``: flat and nested traced, lowered and compiled for a TPU slice this machine
+does not have, never run (issue 52), by libtpu's compile-only client started in this process;
+the arguments placed by the user's shardings where they fit, else replicated."""
 
 from __future__ import annotations
 
@@ -82,8 +77,7 @@ from .variants.rows import variant_results
 
 
 def topology_devices(topology: tpu.Topology) -> list[Any]:
-    """The devices of ``topology`` from libtpu's compile-only client, once a child
-    compiled for it unharmed; ``InputError`` with what libtpu said of the name."""
+    """The devices of ``topology`` from libtpu's compile-only client, else ``InputError``."""
     checked_in_child(topology)
     said: list[str] = []
     try:
@@ -110,8 +104,7 @@ CHECK_S = 300.0
 
 
 def checked_in_child(topology: tpu.Topology) -> None:
-    """Compile for ``topology`` in a child first: libtpu aborts the whole process on
-    some layouts, which would end the user's kernel. ``InputError`` where it did not finish."""
+    """Compile for ``topology`` in a child first: libtpu aborts the process on some layouts."""
     if topology.name in _CHECKED:
         return
     given = dataclasses.asdict(topology)
@@ -123,8 +116,7 @@ def checked_in_child(topology: tpu.Topology) -> None:
 
 
 def compiles_for(topology: dict[str, Any]) -> int:
-    """In a child: a small program compiled for ``topology`` (a ``Topology``'s fields),
-    stderr left as it is (libtpu's reason, should it abort); the number of devices."""
+    """In a child: a small program compiled for ``topology``; the number of devices."""
     stage("describing the topology")
     devices = _described(tpu.Topology(topology["name"], topology["kind"],
                                       tuple(topology["chips"])))
@@ -150,8 +142,7 @@ class _Placer:
         self.notes: list[Note] = []
 
     def spec(self, x: Any, given: Any = None) -> Any:
-        """``x`` on the devices: by ``given`` (the user's jit's sharding for it) or its own
-        ``NamedSharding`` where its mesh has as many devices, else replicated."""
+        """``x``'s sharding: ``given``, else its own where its mesh fits, else replicated."""
         if not (hasattr(x, "shape") and hasattr(x, "dtype")):
             return x
         sharding = given if given is not None else getattr(x, "sharding", None)
@@ -169,8 +160,8 @@ class _Placer:
                                     weak_type=bool(getattr(x, "weak_type", False)))
 
     def by_prefix(self, prefix: Any, arg: Any) -> Any:
-        """``arg``'s leaves placed by ``prefix``, the user's ``in_shardings`` for it
-        (one sharding, a tree of them, or None: by the arrays' own)."""
+        """``arg``'s leaves placed by ``prefix``, the user's ``in_shardings`` for it (None: their
+        own)."""
         def is_given(s: Any) -> bool:
             return s is None or isinstance(s, Sharding)
 
@@ -187,8 +178,7 @@ class _Placer:
 
 def placed(args: tuple, kwargs: dict[str, Any], devices: list[Any], given: Any = None,
            ) -> tuple[tuple, dict[str, Any], str, tuple[Note, ...]]:
-    """The call's arguments as ``ShapeDtypeStruct`` on ``devices``: (args, kwargs, how
-    placed, notes); ``given``: the user's jit's ``in_shardings`` (one, or one per argument)."""
+    """The call's arguments as ``ShapeDtypeStruct`` on ``devices``: (args, kwargs, how, notes)."""
     placer = _Placer(devices)
     per_arg = given if isinstance(given, tuple) else (given,) * len(args)
     if len(per_arg) != len(args):
@@ -231,9 +221,7 @@ class TargetSubject(VariantSubject):
 
 def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
                        start: float, check: Checkpoint) -> Comparison:
-    """Flat and nested compiled for ``options.target`` in ``-r``'s rounds (a
-    small program compiled first pays the client's one-time set-up, untimed), then the
-    parts that need no execution."""
+    """Flat and nested compiled for ``options.target`` in ``-r``'s rounds, then its parts."""
     topology = tpu.parse(str(options.target))
     devices = topology_devices(topology)
     flat = prepared["flat"]
@@ -314,8 +302,7 @@ def _memory(compiled: Any) -> Memory | None:
 
 @dataclasses.dataclass
 class CompileAtSetting(VariantSubject):
-    """``--effort``'s row for the target: the flat program lowered afresh, untimed,
-    then compiled with ``compiler_options``, timed."""
+    """``--effort``'s row for the target: lowered afresh untimed, compiled at its setting, timed."""
 
     compiler_options: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -350,9 +337,7 @@ def accepted(device: Any, baseline: dict[str, Any]) -> tuple[list[Any], list[Pla
 
 def add_target_effort(result: Comparison, flat: Prepared, device: Any,
                       check: Checkpoint) -> Comparison:
-    """``result`` with ``--effort``'s rows in its ``--target`` record: the flat
-    program's compile at each setting libtpu takes against the default, 3 to 5 rounds
-    (what a setting costs each call needs the TPU)."""
+    """``result`` with ``--effort``'s rows in its ``--target`` record (compile only)."""
     record = target_of(result.env)
     if record is None or result.stopped or not result.flat.ok:
         return result

@@ -41,8 +41,7 @@ def holds_arrays(x: Any) -> bool:
 
 @dataclass(frozen=True)
 class Holes:
-    """Values with the traced ones taken out (``fill`` puts arrays back): how jitmagic
-    hands ``jax.jit`` only the arrays of a call."""
+    """Values with the traced ones taken out (``fill`` puts them back): jit gets only arrays."""
 
     fixed: tuple
     traced: tuple[int, ...]
@@ -70,8 +69,7 @@ SCALAR_MISUSE = (TypeError, IndexError, ValueError)
 
 
 def is_static(value: Any, scalars_static: bool = False) -> bool:
-    """Whether the outer jit holds an argument static: no array (nor Python scalar,
-    unless ``scalars_static``) leaf, and hashable."""
+    """Whether the outer jit holds an argument static: hashable, and no traced leaf."""
     leaves = jax.tree_util.tree_leaves(value)
     return not any(is_array(x) or (not scalars_static and isinstance(x, SCALARS))
                    for x in leaves) and hashable(value)

@@ -55,8 +55,7 @@ class Binding:
 
 def installing(fn: Callable, swaps: list[tuple[Binding, Any, Any]],
                blame: str | None = None) -> Callable:
-    """``fn`` with the swaps in place while it runs; ``blame`` noted on its exception.
-    Without swaps, ``fn`` itself where it has a name (JAX names its events by it)."""
+    """``fn`` with the swaps in place while it runs; ``blame`` noted on its exception."""
     name = getattr(fn, "__name__", None)
     if not swaps and isinstance(name, str):
         return fn

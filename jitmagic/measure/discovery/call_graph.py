@@ -1,7 +1,5 @@
-"""Which user function called which, read from a traced program's equations' frames (a
-sub-jaxpr's stop at its function; its holder says who called it), counted by call site:
-a site in a loop is one, a cached trace called from two is two. A jaxpr JAX inlines
-leaves its outermost user function (a *root*) without a caller."""
+"""Which user function called which, read from a traced program's equations' frames, counted
+by call site; a jaxpr JAX inlines leaves its outermost user function (a *root*) uncalled."""
 
 from __future__ import annotations
 
@@ -127,8 +125,7 @@ class _Reader:
 
 
 def _overlap(chain: tuple[Site, ...], context: tuple[Site, ...]) -> int:
-    """How many outer frames of ``chain`` are the innermost of ``context`` (a custom_vjp's
-    backward rule is traced under its forward call's frames)."""
+    """How many outer frames of ``chain`` are the innermost of ``context``."""
     for k in range(min(len(chain), len(context)), 0, -1):
         if chain[-k:] == context[:k]:
             return k

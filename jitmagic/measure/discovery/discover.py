@@ -1,9 +1,5 @@
-"""Which of the user's functions a trace really calls, and where each one is bound: one
-plain trace from cleared caches, read by :mod:`.call_graph`; bindings from live objects
-(:mod:`.live_objects`); a ``self`` made during the trace caught by a second trace; a
-decorator's wrapper and what it wraps one helper. A trace that raises leaves no program:
-:func:`profiled_discovery` then traces once under a ``sys.setprofile`` hook that counts
-user calls from user frames and reads their bindings off the live frames."""
+"""Which of the user's functions a trace really calls, and where each one is bound, from one plain
+trace; a trace that raises is traced again under a ``sys.setprofile`` hook instead."""
 
 from __future__ import annotations
 
@@ -57,8 +53,7 @@ from .live_objects import user_entry
 
 def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
              extra_names: Iterable[str] = (), roots: Iterable[Any] = ()) -> Discovery:
-    """Trace ``jax.jit(fn, **jit_options)`` once and read its helpers (``roots``: more
-    objects that may hold a ``self``); the user's exception is in ``Discovery.error``."""
+    """Trace ``jax.jit(fn)`` once and read its helpers; the user's exception in ``error``."""
     here = sys._getframe().f_code
     traced, error = trace_once(fn, args, kwargs, jit_options)
     if error is not None:
@@ -102,9 +97,7 @@ def _add_held(graph: CallGraph, held: dict[types.CodeType, Held]) -> dict[types.
 
 def trace_once(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
                checking: bool = False) -> tuple[Any, Exception | None]:
-    """(the traced program, None) or (None, what the user's code raised), from cleared
-    caches; ``checking``: under JAX's leak checker, JAX's own frames kept on tracebacks
-    (a failure in its leak checker is seen as one)."""
+    """(traced, None) or (None, what the user's code raised), from cleared caches."""
     jax.clear_caches()  # a warm trace cache would hide a helper's body
     filtering = jax.config.values["jax_traceback_filtering"]
     try:
@@ -161,8 +154,7 @@ def _found(code: types.CodeType, calls: Calls, live: Live,
 
 
 def _self_of(klass: type | None, live: Live) -> tuple[type | None, bool, bool] | None:
-    """(``self``'s class, whether it holds arrays without being a pytree, whether it was
-    made before the call); None where no live object tells."""
+    """(``self``'s class, holds arrays, made before the call); None where no live object tells."""
     if klass is None:  # `self` of a function outside a class: nothing says what it was
         return None, False, False
     this = live.instance(klass)
@@ -236,9 +228,7 @@ class RuleCalls:
 
 def custom_calls(jaxpr: Any, is_user: Callable[[types.CodeType], bool],
                  ) -> dict[tuple[types.CodeType, type], RuleCalls]:
-    """By (the calling user function, the custom class): the equations traced under
-    JAX's ``__call__`` of a custom_vjp/jvp function (under ``grad`` only its rules may build
-any)."""
+    """By (user caller, custom class): the equations traced under a custom_vjp/jvp's call."""
     out: dict[tuple[types.CodeType, type], RuleCalls] = {}
     for current in distinct_jaxprs(jaxpr):
         for eqn in current.eqns:
@@ -348,8 +338,7 @@ def _wrapped_by(f: Found, by_code: dict[types.CodeType, Found], live: Any,
 
 def _inner_of(fn: Any, wrapper: types.CodeType, by_code: dict[types.CodeType, Found],
               key: str | None = None, closure: bool = False) -> types.CodeType | None:
-    """The found function's code ``fn`` runs: its ``__wrapped__``, else (``closure``, or
-    bound under its name) the one its closure holds."""
+    """The found function's code ``fn`` runs: its ``__wrapped__``, else its closure's."""
     if not isinstance(fn, types.FunctionType) or fn.__code__ is not wrapper:
         return None
     inner: Any = getattr(fn, "__wrapped__", None)
@@ -457,8 +446,7 @@ def profiled_discovery(fn: Callable, args: tuple, kwargs: dict[str, Any],
 
 
 def restore_profiler(previous: Any, fn: Callable) -> None:
-    """Put back the profiler that ran before: a C-level one by ``enable()``, a
-    function as it was, any other left off with a warning."""
+    """Put back the profiler that ran before, or leave it off with a warning where it cannot be."""
     if isinstance(previous, _lsprof.Profiler) or (
             previous is not None and not callable(previous)
             and callable(getattr(previous, "enable", None))):

@@ -66,9 +66,7 @@ class Discovery:
 
 
 class UserFunctions:
-    """Which code objects are the user's functions, decided once each: user code less
-    dunders (but ``__call__``), comprehensions, module bodies, generators; ``--nest`` names
-    (``extra``) and the entry's ``own`` code count without a file."""
+    """Which code objects are the user's functions (``extra``, ``own``: without a file)."""
 
     def __init__(self, extra: Iterable[str] = (), own: Iterable[types.CodeType] = ()):
         self.extra = set(extra)
@@ -99,8 +97,7 @@ def entry_namespace(entry: types.FunctionType | None) -> dict[str, Any] | None:
 
 
 def sourceless_codes(entry: types.FunctionType | None) -> frozenset[types.CodeType]:
-    """The user's code compiled from a string (as ``--lines`` decides) in
-    ``entry``'s namespace and the user's modules, with what is defined inside."""
+    """The user's code compiled from a string in ``entry``'s namespace and the user's modules."""
     if entry is None:
         return frozenset()
     own = entry_namespace(entry)
@@ -133,8 +130,7 @@ def _sourceless_in(namespace: dict[str, Any]) -> list[types.CodeType]:
 
 def user_frames(traceback: Any, is_user: Callable[[types.CodeType], bool],
                 stop: types.CodeType | None) -> tuple[list[tuple[types.CodeType, int]], bool]:
-    """The user frames (code, instruction offset) on a JAX traceback, innermost first, up
-    to ``stop``'s (itself in where it is the user's), and whether it reached ``stop``."""
+    """User frames on a traceback, innermost first, up to ``stop``'s, and whether they got there."""
     frames = []
     codes, offsets = traceback.raw_frames() if traceback is not None else ([], [])
     for code, offset in zip(codes, offsets, strict=True):
@@ -164,8 +160,7 @@ def as_called(name: str, code: types.CodeType, binding: Binding) -> str:
 def global_bindings(code: types.CodeType, caller: types.CodeType,
                     namespace: dict[str, Any] | None, keys: list[str],
                     own: dict[str, Any] | None) -> list[Binding]:
-    """The ``keys`` of ``namespace`` holding ``code`` (those ``caller`` writes, where
-    any), else its own module's global of its name."""
+    """The ``keys`` of ``namespace`` holding ``code``, else its module's global of its name."""
     found = [Binding(namespace, k) for k in keys]
     found = [b for b in found if b.key in names_written(caller)] or found
     if not found and own is not None and code_of(own.get(code.co_name)) is code:
@@ -220,8 +215,7 @@ def function_of(value: Any) -> types.FunctionType | None:
 
 
 def innermost(value: Any) -> types.FunctionType | None:
-    """The function under every wrapper of ``value`` (``__wrapped__``, ``__func__``, a
-    partial's ``func``)."""
+    """The function under every wrapper of ``value`` (``__wrapped__``, ``__func__``, ``func``)."""
     found = None
     for _ in range(8):
         if isinstance(value, types.FunctionType):
@@ -250,9 +244,7 @@ def closure_values(fn: types.FunctionType) -> list[Any]:
 
 
 def held_values(obj: Any, most: int | None = None) -> list[Any]:
-    """What an object holds, for the walks over objects: a partial's function and
-    arguments, a function's closure and defaults, a method's function and ``self``, a
-    container's items (the first ``most``), else an instance's attributes (a class: none)."""
+    """What an object holds, for the walks over objects (at most ``most`` of a container's)."""
     if isinstance(obj, functools.partial):
         return [obj.func, *obj.args, *obj.keywords.values()]
     if isinstance(obj, types.FunctionType):

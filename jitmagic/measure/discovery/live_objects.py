@@ -178,7 +178,8 @@ class Live:
             fn = function_of(value)
             if fn is not None:
                 self._know(fn)
-            elif _user_class(value) or _user_module(value):
+            elif _user_class(value) or isinstance(value, types.ModuleType) and user_file(
+                    getattr(value, "__file__", None) or "<"):  # `import mylayers as L`
                 self._queue_space(vars(value))
 
 
@@ -211,12 +212,6 @@ def _user_class(value: Any) -> bool:
     return isinstance(value, type) and any(
         (fn := innermost(v)) is not None and user_file(fn.__code__.co_filename)
         for v in list(vars(value).values()))
-
-
-def _user_module(value: Any) -> bool:
-    """Whether ``value`` is a module of the user's (``import mylayers as L``)."""
-    return isinstance(value, types.ModuleType) and user_file(
-        getattr(value, "__file__", None) or "<")
 
 
 def _one_module(filename: str) -> bool:

@@ -1,8 +1,5 @@
-"""What ``--lines`` counts per user source line: jaxpr equations (own and inclusive) with
-the constants they read, StableHLO ops, and the loops: Python's in the source (read,
-never run) and JAX's in the program (with a scan's ``unroll``: XLA gets that many
-copies of the body per step), so a JAX loop is never taken for a Python one.
-"""
+"""What ``--lines`` counts per user source line: jaxpr equations with the constants they read,
+StableHLO ops, and Python's loops (read) and JAX's (with a scan's ``unroll``)."""
 
 from __future__ import annotations
 
@@ -42,8 +39,7 @@ class UserCode:
         self._stacks: dict[Any, tuple[tuple[Key, ...], types.CodeType | None]] = {}
 
     def is_user(self, code: types.CodeType, namespace: dict[str, Any] | None = None) -> bool:
-        """Whether ``code`` is the user's, decided once per code object; sourceless
-        code (``exec``) by its globals (``namespace``, else a function's), as discovery decides."""
+        """Whether ``code`` is the user's, decided once per code object, as discovery decides."""
         known = self.codes.get(code)
         if known is None:
             name = code.co_filename
@@ -61,8 +57,7 @@ class UserCode:
         return self._read(traceback)[0]
 
     def cut_at(self, traceback: Any) -> types.CodeType | None:
-        """The outermost user function on a traceback JAX cut short of the entry (a
-        ``jax.checkpoint``'s own; None: it reaches the entry or holds none)."""
+        """The outermost user function on a traceback JAX cut short of the entry (else None)."""
         return self._read(traceback)[1]
 
     def _read(self, traceback: Any) -> tuple[tuple[Key, ...], types.CodeType | None]:
@@ -97,10 +92,7 @@ class LineCounts(NamedTuple):
 
 
 def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
-    """Equations (own, inclusive) and constants per user line of a closed jaxpr,
-    each distinct sub-jaxpr once. A sub-jaxpr's *context*, the lines of every equation
-    calling it, counts inclusively; an equation with no user frame is owned by its holder's
-    line, so the own counts add up to every equation."""
+    """Equations (own, inclusive) and constants per user line, each distinct sub-jaxpr once."""
     values = structure.constants_of(jaxpr)
     order, callers, owner = _sub_jaxprs(jaxpr.jaxpr if hasattr(jaxpr, "consts") else jaxpr,
                                         user)
@@ -131,8 +123,7 @@ def count_equations(jaxpr: Any, user: UserCode) -> LineCounts:
 def _lines_of(eqn: Any, user: UserCode, owner: Key | None, context: frozenset[Key],
               callers_of: dict[types.CodeType | None, frozenset[Key]],
               ) -> tuple[Key | None, set[Key]]:
-    """The user line owning ``eqn`` (else ``owner``), and the lines it counts for
-    inclusively: its traceback's, ``context``, a cut function's callers, the owner."""
+    """The user line owning ``eqn`` (else ``owner``), and the lines it counts for inclusively."""
     stack = user.stack(eqn.source_info.traceback)
     line = stack[0] if stack else owner
     cut = user.cut_at(eqn.source_info.traceback)
@@ -140,15 +131,13 @@ def _lines_of(eqn: Any, user: UserCode, owner: Key | None, context: frozenset[Ke
     return line, lines | ({line} if line is not None else set())
 
 
-#: The loop primitives, and the jaxpr parameters that hold their bodies (in the program
-#: once however often they run).
+#: The loop primitives, and the jaxpr parameters that hold their bodies.
 _BODIES = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr")}
 
 
 def _loop_bodies(order: list[Any], user: UserCode, context: dict[int, frozenset[Key]]
                  ) -> dict[int, frozenset[Key]]:
-    """For each jaxpr inside a JAX loop's body, the user lines outside that loop, for
-    which the body is in the program once however often a Python loop among them runs."""
+    """For each jaxpr in a JAX loop's body, the user lines outside that loop."""
     outside: dict[int, frozenset[Key]] = {}
     for j in order:
         for eqn in j.eqns:
@@ -165,8 +154,7 @@ def _loop_bodies(order: list[Any], user: UserCode, context: dict[int, frozenset[
 
 def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
         list[Any], dict[int, list[tuple[frozenset[Key], int]]], dict[int, Key | None]]:
-    """Every distinct jaxpr under ``jaxpr``, itself first: (them, the (lines, caller id)
-    of each equation calling each, the line owning each)."""
+    """Every distinct jaxpr under ``jaxpr``, itself first, with their callers' lines and owners."""
     callers: dict[int, list[tuple[frozenset[Key], int]]] = {id(jaxpr): []}
     owner: dict[int, Key | None] = {id(jaxpr): None}
     order = [jaxpr]
@@ -185,8 +173,7 @@ def _sub_jaxprs(jaxpr: Any, user: UserCode) -> tuple[
 def _callers_of_cut_functions(order: list[Any], user: UserCode,
                               context: dict[int, frozenset[Key]]
                               ) -> dict[types.CodeType | None, frozenset[Key]]:
-    """For a function whose tracebacks JAX cut short (a checkpointed block),
-    the user lines that called it, for its forward copy to count for them too."""
+    """The user lines calling each function whose tracebacks JAX cut short (checkpointed)."""
     out: dict[types.CodeType | None, frozenset[Key]] = {}
     for j in order:
         if context[id(j)]:
@@ -213,8 +200,7 @@ _NOT_OPS = ("func.func", "module", "return ", "stablehlo.return", "func.return")
 
 
 def count_hlo_ops(text: str, user: UserCode) -> Counter:
-    """StableHLO ops per user line, from ``as_text(debug_info=True)`` locations (an op
-    with regions carries it on its closing line), each to its innermost user frame."""
+    """StableHLO ops per user line, from ``as_text(debug_info=True)`` locations."""
     aliases = {m[1]: m[2] for m in map(_LOC_DEF.match, text.splitlines()) if m}
     ranges: dict[str, list[tuple[int, int]]] = {}
     for span in user.spans():
@@ -296,8 +282,7 @@ def loops_of(spans: Iterable[FunctionSpan]) -> tuple[LoopSpan, ...]:
 
 
 def loop_calls(jaxpr: Any, user: UserCode) -> tuple[LoopCall, ...]:
-    """The JAX loops of ``jaxpr``, one per user line and form, with the calls the line
-    made and all their distinct bodies' equations."""
+    """The JAX loops of ``jaxpr``, one per user line and form, with their calls and equations."""
     order, _, owner = _sub_jaxprs(getattr(jaxpr, "jaxpr", jaxpr), user)
     calls: dict[LoopCall, int] = {}
     bodies: dict[LoopCall, dict[int, int]] = {}

@@ -1,10 +1,5 @@
-"""The hook ``--lines`` traces under: hits and Python time per user line, calls per user
-function. :class:`MonitoringHook` (``sys.monitoring``, 3.12+: library code is disabled at
-its first ``PY_START``, so the trace runs at nearly full speed) or, only when asked for,
-:class:`SettraceHook` (2-5x slower; a tracer set before is chained and put back). Time
-runs from one line event to the next in a frame (callees included, as in ``%lprun``); a
-generator's line counts once per resumption.
-"""
+"""The hook ``--lines`` traces under: hits and Python time per user line, calls per user function,
+by ``sys.monitoring`` (:class:`MonitoringHook`) or, when asked for, ``sys.settrace``."""
 
 from __future__ import annotations
 
@@ -101,8 +96,7 @@ class SettraceHook:
 
 
 class MonitoringHook:
-    """Per-line counts from ``sys.monitoring`` (3.12+): user code gets local events,
-    ``PY_UNWIND`` ends a frame left by an exception."""
+    """Per-line counts from ``sys.monitoring`` (3.12+), local events on user code only."""
 
     def __init__(self, is_user: IsUser, tool: int):
         self.is_user, self.tool, self.tally = is_user, tool, Tally()
@@ -188,8 +182,7 @@ def why_no_hook(kind: str) -> Parts:
 
 
 def make_hook(is_user: IsUser, kind: str = "auto") -> Hook | None:
-    """The hook of ``kind``: ``auto`` is ``sys.monitoring`` where a tool id is free and
-    none otherwise; ``monitoring`` falls back to ``settrace``."""
+    """The hook of ``kind`` (``auto``: ``sys.monitoring`` where a tool id is free)."""
     if kind not in HOOKS:
         raise ValueError(f"hook {kind!r}: expected one of {', '.join(HOOKS)}")
     if kind == "none":

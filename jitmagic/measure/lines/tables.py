@@ -1,7 +1,5 @@
-"""Per source line of the user's code, what one cold trace and lowering per variant
-built (:mod:`.counts`) and, with a line hook, hits and Python time (:mod:`.hook`);
-``--lines`` reuses the comparison's programs (:class:`Staged`).
-"""
+"""Per source line of the user's code, what one cold trace and lowering per variant built
+(:mod:`.counts`) and, with a line hook, hits and Python time (:mod:`.hook`)."""
 
 from __future__ import annotations
 
@@ -75,8 +73,7 @@ def lines(fn: Callable, /, *args: Any, **kwargs: Any) -> Lines:
 
 def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
              hook: str = "auto") -> Lines:
-    """:func:`lines` with the line hook chosen; the helpers are found and the nested
-    variant traced only where the entry runs other functions of the user's."""
+    """:func:`lines` with the line hook chosen; helpers found only where the entry has any."""
     quick, flat = helperless_plan(fn, args, kwargs), None
     if quick is not None:
         try:
@@ -110,8 +107,7 @@ def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
 def add_lines(result: Comparison, prepared: dict[str, Prepared],
               staged: Mapping[str, Staged] | None = None, *, hook: str = "auto",
               check: Checkpoint | None = None) -> Comparison:
-    """``result`` with the per-line tables of its variants, counting ``staged`` instead of
-    tracing again; under ``check`` a stop keeps the finished tables and says why."""
+    """``result`` with the per-line tables of its variants, counting ``staged``."""
     staged = staged or {}
     check = check or Checkpoint()
     tables: dict[str, LineTable] = {}
@@ -144,9 +140,7 @@ def _not_counted(prepared: Mapping[str, Prepared], tables: Mapping[str, LineTabl
 
 def helper_names(tables: dict[str, LineTable], plan: Plan,
                  jit_calls: Mapping[str, int] | None = None) -> dict[str, LineTable]:
-    """Each table's functions named as ``--nest`` takes them; without a line hook a flat
-    helper's calls are its jit calls in the nested program (``in_program``: autodiff makes
-    more than Python's)."""
+    """Each table's functions named as ``--nest`` takes them, with their calls."""
     found = {(h.code.co_filename, h.code.co_firstlineno): h for h in plan.helpers.values()}
     jit_calls = jit_calls or {}
 
@@ -166,8 +160,7 @@ def helper_names(tables: dict[str, LineTable], plan: Plan,
 def line_table(entry: Callable, args: tuple, kwargs: dict[str, Any],
                variant: str = "flat", opts: dict[str, Any] | None = None,
                staged: Staged | None = None, *, hook: str = "auto") -> LineTable:
-    """One variant's per-line table: traced from cleared caches (under the hook) unless
-    ``staged`` holds the jaxpr and no hook runs; lowered unless it holds the lowering."""
+    """One variant's per-line table, traced and lowered unless ``staged`` holds them."""
     user = user_code(entry)
     hooked = make_hook(user.is_user, hook)
     # no collection during the trace (scanning the millions of objects a big trace makes

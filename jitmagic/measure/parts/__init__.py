@@ -1,8 +1,5 @@
-"""The parts measured after flat against nested, one module each, and :func:`add_parts`,
-which runs them in the order of the table of parts (:data:`jitmagic.model.parts.PARTS`),
-each under the measurement's one checkpoint: once anything stops, nothing after it
-starts. A part that cannot make its scratch folder is skipped with a note saying why.
-"""
+"""The parts measured after flat against nested, and :func:`add_parts`, which runs them in the order
+of :data:`jitmagic.model.parts.PARTS` under the measurement's one checkpoint."""
 
 from __future__ import annotations
 
@@ -28,8 +25,7 @@ def _lines(result: Comparison, run: PartRun) -> Comparison:
     return add_lines(result, dict(run.prepared), run.built, check=run.check)
 
 
-#: The measuring layer's table of parts: each part's measurer, by its name in the table
-#: of parts (a part absent here is measured by another's: the advice, with the attribution).
+#: Each part's measurer by its name in the table of parts (the advice's is the attribution's).
 MEASURERS: dict[str, Callable[[Comparison, PartRun], Comparison]] = {
     "orderings": orderings.add_part,
     "attribution": advice.add_part,

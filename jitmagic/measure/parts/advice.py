@@ -1,13 +1,6 @@
-"""Which helpers the flat trace spends its time in (the attribution), and which are worth a
-jit of their own (the advice).
-
-The attribution traces the flat variant once more, cold, with the entry and every helper
-wrapped in a timer over a scratch copy of the namespace (nothing is left behind); a
-helper's *own* time excludes its callees, its *inclusive* time counts a recursive helper
-once. The advice nests each helper the flat trace calls at least twice alone, and judges
-its cold start against flat's measured beside it; the significant ones are then measured
-nested together. The method and its numbers: docs/advice.md.
-"""
+"""Which helpers the flat trace spends its time in (the attribution: a timed trace over a scratch
+copy of the namespace), and which are worth a jit of their own (the advice: each nested alone
+against flat, the significant ones together). The method: docs/advice.md."""
 
 from __future__ import annotations
 
@@ -135,9 +128,7 @@ def attribute_call(plan: Plan, args: tuple, kwargs: dict[str, Any],
 
 
 def unbound_timers(plan: Plan, clock: CallClock) -> list[tuple[Any, Any, Any]]:
-    """Swaps timing, at their function objects, the helpers no binding reaches (a Flax
-    linen submodule's ``__call__``, a function a library primitive holds): their calls
-    go through a trampoline to a timed copy, so that they get rows of their own."""
+    """Swaps timing, at their function objects, the helpers no binding reaches."""
     unbound = [h for h in plan.helpers.values() if not h.bindings]
     live = functions_of_all(h.code for h in unbound)
     return [route(fn, clock.wrap(h.name, copy_function(fn)))
@@ -160,24 +151,20 @@ _ENTRY = "<entry>"
 MAX_CANDIDATES = 8
 #: After a comparison, ``-r auto``'s advice takes at most this many times its wall time.
 ADVICE_SHARE = 2.0
-#: Labels of the variants measured side by side; a candidate's is ``only(name)``, so
-#: no helper's name can clash with them.
+#: Labels of the variants measured side by side (a candidate's is ``only(name)``).
 FLAT, ALL, SET = "flat", "all nested", "recommended set"
 #: The comparison's own flat runs, which "nest every helper" is told against.
 COMPARED = "flat, as compared"
 
 
-#: The samples of the cold starts a comparison already took, by label (``COMPARED``,
-#: ``ALL``): "nest every helper" is told from them, not measured again.
+#: A comparison's cold start samples by label, telling "nest every helper" unmeasured.
 Shared = dict[str, dict[str, list[float]]]
 
 
 def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, options: Options,
                 check: Checkpoint, attribution: Attribution | None = None,
                 shared: Shared | None = None) -> Advice:
-    """Which helpers of the planned entry save cold-start time nested alone, judged against
-    a flat row measured beside them; "nest every helper" told from ``shared`` samples where
-    given. A stop keeps what was measured; ``Stop`` when no flat cold start was."""
+    """Which helpers of the planned entry save cold-start time nested alone, against flat."""
     start = clocks.wall()
     shared = shared or {}
     attribution = attribution or attribute_call(plan, args, kwargs, check)
@@ -206,8 +193,7 @@ def advise_call(plan: Plan, args: tuple, kwargs: dict[str, Any], *, options: Opt
 
 @dataclasses.dataclass(frozen=True)
 class _Rounds:
-    """What every round of one advice is measured with (``warm_up``: an untimed cold run
-    first, where no comparison ran just before)."""
+    """What every round of one advice is measured with (``warm_up``: an untimed run first)."""
 
     plan: Plan
     call: tuple[tuple, dict[str, Any]]
@@ -217,8 +203,7 @@ class _Rounds:
 
 
 class _Measured(NamedTuple):
-    """One round: cold starts and steady execute seconds per set, failures by set, why
-    measuring stopped (None: it did not), the cold starts' clock."""
+    """One round: cold and execute seconds per set, failures, why it stopped, the cold clock."""
 
     cold: dict[str, list[float]]
     execute: dict[str, list[float]]
@@ -230,9 +215,7 @@ class _Measured(NamedTuple):
 def _set_round(rounds: _Rounds, own: dict[str, tuple[str, ...]], sets: dict[str, tuple],
                recommended: tuple[str, ...], first: _Measured,
                ) -> tuple[str | None, dict[str, list[float]], str | None]:
-    """The recommended set's row: (its label or None, the cold samples it is told from,
-    why measuring stopped). A set the first round measured is read from it; a new one
-    gets a round of its own on the first round's clock, unless the first round stopped."""
+    """The recommended set's row: (its label or None, its cold samples, why it stopped)."""
     label = next((label for label, nest in sets.items()
                   if recommended and set(nest) == set(recommended)), None)
     if label is not None or not recommended or first.stopped:
@@ -275,8 +258,7 @@ ADVISE_TAKES = ("repeat", "number", "budget", "quiet")
 
 
 def _advice_options(result: Comparison, options: Options) -> Options:
-    """``options`` with the advice's budget: at most :data:`ADVICE_SHARE` times the
-    comparison's wall time, never past ``--budget``."""
+    """``options`` with the budget at most :data:`ADVICE_SHARE` times the comparison's."""
     if result.wall_s != result.wall_s:  # NaN: not timed
         return options
     return dataclasses.replace(options, budget=min(budget_of(options),
@@ -285,9 +267,7 @@ def _advice_options(result: Comparison, options: Options) -> Options:
 
 def _measure(rounds: _Rounds, sets: dict[str, tuple[str, ...]],
              clock: Clock | None = None) -> _Measured:
-    """The sets measured side by side, interleaved (an untimed cold run first where
-    ``rounds.warm_up``), the cold starts on ``clock`` or the one their samples call for.
-    ``Stop`` when no flat cold start was measured."""
+    """The sets measured side by side, interleaved; ``Stop`` where no flat cold start was."""
     prepared = {label: Prepared(nest_only(rounds.plan, nest, label), *rounds.call)
                 for label, nest in sets.items()}
     runs, check, options = variant_sampler(prepared), rounds.check, rounds.options
@@ -318,8 +298,7 @@ def _clock(runs: Sampler, clock: Clock | None) -> Clock:
 
 
 def _settled(runs: Sampler, clock: Clock | None) -> bool:
-    """Whether the rule has decided every candidate against flat; a decided one is
-    marked settled, so that it takes no more runs."""
+    """Whether the rule has decided every candidate against flat; the decided are marked settled."""
     now = _clock(runs, clock)
     for label in runs.subjects:
         if label.startswith("only(") and difference(
@@ -336,8 +315,7 @@ def only(helper: str) -> str:
 
 
 def _warm_up(flat: Prepared) -> None:
-    """One untimed cold run, so that JAX's own lazy set-up does not land in the first
-    variant's first sample and pass for a saving."""
+    """One untimed cold run, so that JAX's lazy set-up does not pass for a saving."""
     with contextlib.suppress(Exception):  # a failing flat variant is reported by the rounds
         staged_run(flat.variant.fn, flat.args, flat.kwargs, Monitor(),
                    opts=flat.variant.jit_options)
@@ -376,9 +354,7 @@ def _saving(cold: dict[str, list[float]], label: str) -> float | None:
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry: ``result`` with its ``attribution`` and/or ``advice``, as
-    the options ask, from one trace of the flat variant (a warning where it failed). A
-    stop during the advice marks the advice PARTIAL; one before it marks ``result``."""
+    """The table of parts' entry: ``result`` with its ``attribution`` and/or ``advice``."""
     options, flat = run.options, run.flat
     if not (options.attribute or options.advise):
         return result

@@ -21,9 +21,7 @@ from ..calls.arguments import Holes
 from ..calls.arguments import is_static
 from ..sampling.conditions import persistent_cache_off
 
-#: Outputs alive at once while the orderings are measured: the reference
-#: ordering's (kept for the comparison), the current one's cold output, and a
-#: steady-state call's.
+#: Outputs alive at once while the orderings run: the reference's, a cold one, a steady one.
 OUTPUTS_KEPT = 3
 
 
@@ -41,10 +39,7 @@ class Batched:
 
 def prepare_batch(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
                   batch: int | None = None, in_axes: Any = None) -> Batched:
-    """Check the call can be batched as asked (memory included) and build the batch;
-    ``InputError`` if not. Without ``in_axes`` the arguments are one example, every array
-    leaf stacked ``batch`` times along a new leading axis; with it they already are a
-    batch, mapped as ``jax.vmap`` would. Non-array arguments are bound, not mapped."""
+    """Check the call can be batched as asked (memory included) and build the batch."""
     if batch is not None and batch < 1:
         raise InputError(f"--batch must be at least 1, not {batch}")
     if in_axes is not None and batch is not None:
@@ -79,8 +74,7 @@ def _split(args: tuple) -> tuple[list[bool], tuple]:
 
 def _batch_shapes(arrays: tuple, static: list[bool], batch: int | None, in_axes: Any,
                   ) -> tuple[int | tuple[Any, ...], int, tuple]:
-    """(the axes mapped, the batch size, the batch as the check traces it: without
-    ``in_axes``, shapes only, so that nothing is built before the checks pass)."""
+    """(the axes mapped, the batch size, the batch as the check traces it: shapes only)."""
     if in_axes is None:
         n = DEFAULT_BATCH if batch is None else batch
         return 0, n, tuple(jax.tree_util.tree_map(
@@ -90,9 +84,7 @@ def _batch_shapes(arrays: tuple, static: list[bool], batch: int | None, in_axes:
 
 
 def one_example(args: tuple, in_axes: Any) -> tuple:
-    """The call's arguments with index 0 taken along each mapped axis of ``in_axes``: the
-    one example the flat and nested variants run on. Arguments mapped with None, and
-    those that hold no array, are unchanged."""
+    """The call's arguments at index 0 of each mapped axis: the example the variants run on."""
     static, arrays = _split(args)
     axes = _array_axes(in_axes, static)
     _batch_size(arrays, axes, static)  # checks every mapped axis exists, with one length
@@ -149,8 +141,7 @@ def _per_arg(axes: int | tuple, arrays: tuple) -> tuple:
 
 
 def _leaf_axes(arg: Any, spec: Any, label: str) -> list[tuple[Any, int | None]]:
-    """Every array leaf of one argument with the axis ``spec`` (an axis, None, or a tree
-    prefix of the argument) maps it along; ``InputError`` where it does not fit."""
+    """Every array leaf of one argument with the axis ``spec`` maps it along (or InputError)."""
     pairs: list[tuple[Any, int | None]] = []
 
     def collect(axis: Any, sub: Any) -> None:
@@ -207,8 +198,7 @@ def _check_traces(fn: Callable, args: tuple, in_axes: Any) -> Any:
 
 
 def _nbytes(tree: Any) -> int:
-    """Bytes of every array (or shape-and-dtype) leaf of ``tree``, by the dtype's own
-    ``itemsize`` (a typed PRNG key has no numpy dtype, but its dtype knows its bytes)."""
+    """Bytes of every array (or shape-and-dtype) leaf of ``tree``, PRNG keys included."""
     return sum(math.prod(leaf.shape) * _itemsize(leaf.dtype)
                for leaf in jax.tree_util.tree_leaves(tree) if hasattr(leaf, "dtype"))
 
@@ -227,8 +217,7 @@ def available_memory() -> int:
 
 
 def check_memory(arg_bytes: int, out_bytes: int, batch: int, built: bool) -> None:
-    """Refuse a batch whose stacked arguments and :data:`OUTPUTS_KEPT` outputs would need
-    more than half the available memory, naming the largest batch that fits."""
+    """Refuse a batch that would need more than half the available memory, naming one that fits."""
     need = arg_bytes + OUTPUTS_KEPT * out_bytes
     limit = available_memory() // 2
     if need <= limit:

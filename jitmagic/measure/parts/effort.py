@@ -1,12 +1,5 @@
-"""XLA's effort (``--effort``): the flat program compiled at lower effort settings, measured.
-
-The running backend's own settings that this JAX can express, each probed once on a tiny
-program, are rows of one interleaved sampler beside the default (the user's own
-``compiler_options``): the program's one lowering compiled cold at the row's setting, then
-steady calls, in :func:`~.run.part_rounds`. A setting is passed as its row's
-``compiler_options``, never through JAX's config or ``XLA_FLAGS``. The method:
-docs/effort.md.
-"""
+"""XLA's effort (``--effort``): the flat program compiled cold at each lower effort setting the
+backend can express (as ``compiler_options``), interleaved with the default (docs/effort.md)."""
 
 from __future__ import annotations
 
@@ -74,10 +67,7 @@ WARM_CALLS = 3
 
 
 def candidates(backend: Backend | None = None) -> list[model.Setting]:
-    """The lower-effort settings to try on ``backend`` (the running one where None): its
-    own set (:func:`jitmagic.backends.effort.for_backend`: only settings that act on it),
-    less any this JAX cannot express (its config lacks the flag, or the effort level),
-    effort levels as the numbers XLA takes."""
+    """The lower-effort settings that act on ``backend`` and that this JAX can express."""
     found = []
     for s in for_backend(backend or running()):
         if s.needs is not None and s.needs not in jax.config.values:
@@ -91,9 +81,7 @@ def candidates(backend: Backend | None = None) -> list[model.Setting]:
 def accepted(settings: Iterable[model.Setting], baseline: dict[str, Any],
              backend: Backend | None = None
              ) -> tuple[list[model.Setting], list[Note], dict[str, bool | None]]:
-    """(the settings to measure, a note for each left out, whether each reaches the
-    compile: its compile of one tiny lowered program differs from the default's). One
-    ``backend`` refuses, or the user's ``compiler_options`` (``baseline``) hold, is left out."""
+    """(the settings to measure, notes on those left out, whether each reaches the compile)."""
     label = (backend or running()).label
     lowered = jax.jit(lambda x: x + 1).lower(np.float32(0))
     default = executable_bytes(lowered.compile(compiler_options=baseline or None))
@@ -127,8 +115,7 @@ def at_setting(flat: Prepared, options: dict[str, Any]) -> Prepared:
 
 
 class RowOutputs:
-    """Each setting's first output compared with the default's as soon as it exists,
-    then dropped: the default's is held only until every row has been compared."""
+    """Each setting's first output compared with the default's as it comes, then dropped."""
 
     def __init__(self, rows: int) -> None:
         self.rows, self.found = rows, dict[str, Any]()
@@ -153,19 +140,14 @@ class RowOutputs:
 
 
 def one_lowering(p: Prepared) -> Callable[[], Lowering | None]:
-    """``p``'s one lowering, shared by the rows that compile it at their settings (two
-    lowerings' compiles differ by instruction ids), made untimed inside the first row's
-    cold run, so that the user's code failing there is that row's error. None: its
-    arguments could not be split, so rows run whole."""
+    """``p``'s one lowering, shared by its rows, made untimed in the first row's cold run."""
     v = p.variant
     return functools.cache(lambda: lower_once(v.fn, p.args, p.kwargs, v.jit_options))
 
 
 @dataclass
 class SettingSubject(VariantSubject):
-    """A setting as a sampler row: its program's one lowering compiled cold at the
-    setting with the first call, then its steady state; without a lowering, a whole cold
-    first call as the variants take it. Its first output goes to :class:`RowOutputs`."""
+    """A setting as a sampler row: the one lowering compiled cold at it, then steady calls."""
 
     name: str = model.DEFAULT
     outputs: RowOutputs | None = None
@@ -210,9 +192,7 @@ class SettingSubject(VariantSubject):
 
 def add_inner_compiles(times: dict[str, float], monitor: Monitor, first: int,
                        name: str) -> None:
-    """Add to ``times``' XLA compile the compiles of programs other than ``jit(name)``
-    that JAX reported from event ``first`` on: each one's seconds, and its CPU seconds
-    since the event before it (its lowering's)."""
+    """Add to ``times``' XLA compile the compiles of programs other than ``jit(name)``."""
     if model.COMPILE not in times:
         return
     stamps = monitor.stamps
@@ -227,8 +207,7 @@ def add_inner_compiles(times: dict[str, float], monitor: Monitor, first: int,
 
 @dataclass(frozen=True)
 class OutOfLineRow:
-    """The out-of-line row: its program, its setting (the line to write), and what one
-    untimed trace of it kept out of line (helper: calls) and refused (helper: why)."""
+    """The out-of-line row: its program, setting, and helpers kept out of line or refused."""
 
     prepared: Prepared
     setting: model.Setting
@@ -262,8 +241,7 @@ def measure_effort(flat: Prepared, rounds: int | Rounds = FEWEST_EFFORT_ROUNDS,
                    check: Checkpoint | None = None,
                    settings: Iterable[model.Setting] | None = None,
                    out_of_line: OutOfLineRow | None = None) -> model.Effort:
-    """The default, each accepted setting and the helpers kept ``out_of_line``, measured in
-    interleaved ``rounds``; a stop keeps the rounds that finished and says why."""
+    """The default, each accepted setting and the out-of-line row, measured interleaved."""
     check = check or Checkpoint()
     baseline, backend = baseline_of(flat), running()
     chosen, left_out, reached = accepted(
@@ -289,10 +267,7 @@ def measure_effort(flat: Prepared, rounds: int | Rounds = FEWEST_EFFORT_ROUNDS,
 
 
 def settling(runs: Sampler, rounds: int | Rounds) -> int | Rounds:
-    """``rounds`` (a part's, or a bare count N: that rule up to N, unbounded in time; under
-    :data:`FEWEST_EFFORT_ROUNDS`, fixed) taking one more only while some row is undecided:
-    a row whose XLA compile and call the one rule has decided against the default's, on
-    the record's clock, takes no more."""
+    """``rounds`` taking one more only while some row is undecided against the default."""
     if isinstance(rounds, int):
         if rounds < FEWEST_EFFORT_ROUNDS:
             return rounds
@@ -337,8 +312,7 @@ def _record(flat: Prepared, runs: Sampler, chosen: list[model.Setting],
 
 
 def _kept(samples: dict[str, list[float]]) -> dict[str, tuple[float, ...]]:
-    """The samples the record keeps (:data:`~jitmagic.model.causes.effort.KEYS`), where
-    any were taken."""
+    """The samples the record keeps (:data:`~jitmagic.model.causes.effort.KEYS`), if any."""
     return {k: tuple(samples[k]) for k in model.KEYS if samples.get(k)}
 
 
@@ -352,9 +326,7 @@ def executable_bytes(compiled: Any) -> bytes | None:
 
 def add_effort(result: Comparison, flat: Prepared, options: Options,
                check: Checkpoint | None = None, nested: Prepared | None = None) -> Comparison:
-    """``result`` with its effort record, measured on ``flat`` with the out-of-line row
-    from ``nested`` (its helpers as compared); as it was where the comparison stopped,
-    with a warning where the flat variant failed (its settings would fail alike)."""
+    """``result`` with its effort record, measured on ``flat`` and the out-of-line row."""
     if result.stopped:
         return result
     if not result.flat.ok:

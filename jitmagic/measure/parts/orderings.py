@@ -1,7 +1,5 @@
-"""``vmap(jit(f))`` against ``jit(vmap(f))``: four orderings of one function, measured side
-by side on a batch from :mod:`~.batches`, interleaved, then each one's program compared
-with ``jit(vmap(f))``'s. The method: docs/orderings.md.
-"""
+"""``vmap(jit(f))`` against ``jit(vmap(f))``: four orderings of one function measured side by
+side on a batch, then their programs compared. The method: docs/orderings.md."""
 
 from __future__ import annotations
 
@@ -51,8 +49,7 @@ def ordering_functions(fn: Callable, in_axes: Any) -> dict[str, Callable]:
 
 
 def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
-    """(jaxpr, lowered, compiled) of the XLA program an ordering runs on the batch: for
-    ``vmap(jit(f))`` its inner jit's; ``vmap(f)`` runs op by op and has none (None)."""
+    """(jaxpr, lowered, compiled) of the program an ordering runs (None for ``vmap(f)``)."""
     if name.startswith("jit("):
         traced = cast(jax.stages.Wrapped, fn).trace(*args)  # a "jit(...)" ordering is a jax.jit
         lowered = traced.lower()
@@ -74,9 +71,7 @@ def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
 
 def measure_orderings(b: Batched, options: Options, *, entry: str = "f", deadline: float = math.inf,
                       check: Checkpoint | None = None) -> model.Orderings:
-    """The four orderings of ``b``, measured side by side. Ctrl-C or passing ``deadline``
-    (a ``clocks.wall()`` value; or ``check``'s) stops after the current call: what was
-    measured is kept, the programs are not compared, and ``stopped`` says why."""
+    """The four orderings of ``b``, measured side by side; ``stopped`` says why they ended."""
     runs = Sampler({n: OrderingSubject(n, b) for n in model.ORDERINGS}, model.SAMPLE_KEYS,
                    "ordering")
     monitor = Monitor()
@@ -108,8 +103,7 @@ def _row(name: str, runs: Sampler, same_program: bool | None, error: str | None)
 
 
 def _per_call_decided(runs: Sampler) -> bool:
-    """Whether the toggled orderings' steady calls so far settle which is faster (on the
-    clock the verdict will read: CPU time on a busy machine)."""
+    """Whether the toggled orderings' steady calls so far settle which is faster."""
     if runs.errors:
         return True
     rows = [runs.samples[n] for n in model.TOGGLED]
@@ -120,8 +114,7 @@ def _per_call_decided(runs: Sampler) -> bool:
 
 def _describe_programs(runs: Sampler, b: Batched, check: Checkpoint,
                        ) -> tuple[dict[str, list[str] | None], str | None]:
-    """Each measured ordering's program (:func:`_describe_program`), compiled after all
-    timings, and why describing them stopped (None: it did not; the rest are left out)."""
+    """Each measured ordering's program, compiled after all timings, and why that stopped."""
     hlo: dict[str, list[str] | None] = {}
     check.report.at("orderings")
     try:
@@ -163,8 +156,7 @@ class OrderingSubject:
 
 def _describe_program(name: str, fn: Callable, args: tuple,
                       shape: structure.ProgramFacts) -> list[str] | None:
-    """Add the jaxpr, StableHLO size and HLO count of ``name``'s program to ``shape``;
-    return its normalized optimized HLO (None: no single program)."""
+    """Add the sizes of ``name``'s program to ``shape``; its normalized optimized HLO or None."""
     jaxpr, lowered, compiled = _program(name, fn, args)
     shape.jaxpr_eqns, shape.nested_calls = len(jaxpr.eqns), structure.count_nested_calls(jaxpr)
     shape.jaxpr_text = structure.jaxpr_text(jaxpr)
@@ -184,8 +176,7 @@ def _same(hlo: dict[str, list[str] | None], name: str) -> bool | None:
 
 def compare_orderings(fn: Callable, /, *args: Any, options: Options | None = None,
                       **kwargs: Any) -> model.Orderings:
-    """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` (and two references) on a batch
-    of ``fn(*args, **kwargs)`` (option keywords: :data:`ORDERINGS_TAKES`)."""
+    """Measure ``jit(vmap(f))`` against ``vmap(jit(f))`` on a batch (:data:`ORDERINGS_TAKES`)."""
     options, kwargs = options_of("measure.orderings.compare_orderings", kwargs, options,
                                  takes=ORDERINGS_TAKES)  # refused before anything runs
     b = prepare_batch(fn, args, kwargs, batch=options.batch, in_axes=options.in_axes)
@@ -197,9 +188,7 @@ ORDERINGS_TAKES = ("batch", "in_axes", "repeat", "number", "budget")
 
 
 def add_part(result: Any, run: PartRun) -> Any:
-    """The table of parts' entry: the orderings of the batch the pipeline checked before
-    anything was timed; nothing without a batch or where the comparison stopped. Orderings
-    that stop are marked PARTIAL themselves, not the finished comparison."""
+    """The table of parts' entry: the orderings of the batch the pipeline checked, if any."""
     if run.batched is None or result.stopped:
         return result
     measured = measure_orderings(run.batched, run.options, entry=result.entry, check=run.check)

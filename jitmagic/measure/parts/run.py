@@ -1,6 +1,5 @@
-"""What every part after flat against nested is given and shares: the measurement's
-inputs (:class:`PartRun`), the one rule for a part's rounds and budget
-(:func:`part_rounds`), and whether it runs under several processes."""
+"""What every part after flat against nested is given (:class:`PartRun`) and shares: the one rule
+for its rounds (:func:`part_rounds`), and whether it runs under several processes."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ from ..variants.rows import Staged
 
 @dataclass(frozen=True)
 class PartRun:
-    """What a part's measurer may read: the prepared variants, the programs the
-    comparison traced and lowered, the batch for ``--vmap``, options and checkpoint."""
+    """What a part's measurer may read: variants, traced programs, batch, options, checkpoint."""
 
     prepared: Mapping[str, Prepared]
     built: Mapping[str, Staged]
@@ -45,10 +43,7 @@ MOST_PART_ROUNDS = 5
 
 def part_rounds(result: Comparison, options: Options,
                 decided: Callable[[], bool] = lambda: False) -> Rounds:
-    """The one rule for the rounds of every part after the comparison: ``-r auto``'s
-    fewest, then one more while ``decided()`` says the samples do not settle the part, up
-    to as many as ``result``'s cold runs (at most :data:`MOST_PART_ROUNDS`), none that
-    would take the part past ``--budget`` at its pace so far; ``ended`` then says why."""
+    """The rounds of every part: ``-r auto``'s, while ``decided()`` is false and time allows."""
     runs = max((len(v.samples.get("first_call_s", [])) for v in result.variants.values()),
                default=0)
     return Rounds(AUTO, decided, budget_s=budget_of(options),
@@ -56,8 +51,7 @@ def part_rounds(result: Comparison, options: Options,
 
 
 def in_one_process_only(part: table.Part, check: Checkpoint) -> Warned | None:
-    """The note of a found part left out because several processes share the
-    measurement, where it runs in one process only (None: it runs)."""
+    """The note of a part left out because several processes share the measurement, or None."""
     processes = lockstep_of(check).count
     if processes <= 1 or part.processes != table.ONE_PROCESS:
         return None

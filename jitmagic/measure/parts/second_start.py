@@ -1,10 +1,5 @@
-"""A second start with a warm persistent compilation cache (``--cache``), measured.
-
-For each variant, interleaved, a *no-cache*, a *cold* (an emptied folder of jitmagic's
-own: it writes the entry) and a *warm* start (memory cleared, the disk kept). The user's
-settings, folder and cache object are put back after, with Ctrl-C held. The method:
-docs/cache.md.
-"""
+"""A second start with a warm persistent compilation cache (``--cache``): per variant,
+interleaved, a no-cache, a cold and a warm start; the user's settings put back (docs/cache.md)."""
 
 from __future__ import annotations
 
@@ -59,9 +54,7 @@ STARTS = (NO_CACHE, COLD, WARM)
 
 def measure_second_start(prepared: dict[str, Prepared], pairs: int | Rounds,
                          check: Checkpoint) -> model.SecondStart:
-    """``pairs`` (a count, or a part's rounds) of each variant's starts, interleaved as
-    rows of one sampler, in a scratch cache folder; a stop keeps the starts that
-    finished and says why."""
+    """``pairs`` of each variant's starts, interleaved, in a scratch cache folder."""
     user = user_cache()
     monitor, others = Monitor(), OtherThreads()
     # put back whole with Ctrl-C held: the settings, the listeners, the heap, the folder
@@ -82,15 +75,13 @@ def measure_second_start(prepared: dict[str, Prepared], pairs: int | Rounds,
                              rounds_ended=pairs.ended if isinstance(pairs, Rounds) else None)
 
 
-#: What the sampler keeps of a pair (the record keeps every
-#: :class:`~jitmagic.model.causes.second_start.Start` whole).
+#: What the sampler keeps of a pair (the record keeps every ``Start`` whole).
 START_KEYS = tuple(f"{start}_first_call_s" for start in STARTS)
 
 
 @dataclass
 class StartPair(VariantSubject):
-    """A variant as a row of the second start: each sample is one no-cache, one cold (the
-    folder emptied first) and one warm start, kept in ``starts``; no steady state."""
+    """A variant as a row of the second start: a no-cache, a cold and a warm start per sample."""
 
     folder: Path = field(default_factory=Path)
     starts: dict[str, list[model.Start]] = field(
@@ -125,8 +116,7 @@ def first_start(p: Prepared, monitor: Monitor, check: Checkpoint, stage: str) ->
 
 
 class OtherThreads:
-    """How many compiles of other threads used JAX's persistent cache while it was
-    jitmagic's folder (its settings are the process's: the report says so)."""
+    """How many compiles of other threads used the persistent cache while it was jitmagic's."""
 
     def __init__(self) -> None:
         self.compiles = 0
@@ -156,9 +146,7 @@ def user_cache() -> model.UserCache:
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry: ``result`` with its ``second_start``, measured on flat
-    and on nested where it nests something, each where the comparison ran it; a stop
-    marks the second start PARTIAL, not the comparison."""
+    """The table of parts' entry: ``result`` with its ``second_start``."""
     if not run.options.cache or result.stopped:
         return result
     nested = run.prepared.get("nested")

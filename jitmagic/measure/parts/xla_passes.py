@@ -1,13 +1,6 @@
-"""``--xla``: where XLA spends its compile, from one extra cold compile per variant under
-JAX's profiler (the comparison's samples are untouched), and that profile read.
-
-The profiler session, the cache setting and the scratch folder are put back with Ctrl-C
-held; where the user's own session runs, nothing is measured (:data:`REFUSED`). A line's
-events nest by time and lines run at once, so a part of the compile is the wall time
-during which one of its events ran, on any thread, an instant two parts cover being the
-earlier part's: the parts never overlap and, with the rest, add up to the compile. The
-profile's layout and the method: docs/xla.md.
-"""
+"""``--xla``: where XLA spends its compile, from one extra cold compile per variant under JAX's
+profiler, read into parts that never overlap and add up to the compile; all set is put back
+with Ctrl-C held, and nothing is measured where the user's own session runs (docs/xla.md)."""
 
 from __future__ import annotations
 
@@ -58,9 +51,7 @@ class ProfilerBusy(Exception):
 
 def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
                    check: Checkpoint | None = None) -> Comparison:
-    """``result`` with its :class:`~jitmagic.model.causes.xla_passes.XlaPasses`: one
-    profiled cold compile per variant that ran (flat only where nothing was nested). A
-    stop keeps the compiles done and says why."""
+    """``result`` with one profiled cold compile per variant that ran."""
     check = check or Checkpoint()
     check.report.at(PART)
     same = not prepared["nested"].variant.planned
@@ -95,8 +86,7 @@ def add_xla_passes(result: Comparison, prepared: dict[str, Prepared],
 
 
 def placed_platform(args: tuple, kwargs: dict[str, Any]) -> str | None:
-    """The platform of a target's devices the call's ``ShapeDtypeStruct`` arguments are
-    placed on (``"tpu"``); None for arrays of this machine's backend."""
+    """The platform of a target the arguments are placed on (None: this machine's)."""
     for leaf in jax.tree_util.tree_leaves((args, kwargs)):
         if isinstance(leaf, jax.ShapeDtypeStruct) and leaf.sharding is not None:
             devices = getattr(leaf.sharding, "device_set", None) or ()
@@ -134,9 +124,7 @@ def compiled_as_read(compile_s: float, read: CompileRead) -> model.ProfiledCompi
 
 @contextlib.contextmanager
 def profiling(folder: str, host_tracer_level: int = 1) -> Iterator[None]:
-    """Within, a session of JAX's profiler writing to ``folder`` (:class:`ProfilerBusy`
-    where it does not start), started and stopped with Ctrl-C held, so that a session once
-    started is always stopped."""
+    """Within, a session of JAX's profiler writing to ``folder``, stopped with Ctrl-C held."""
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
     options.host_tracer_level = host_tracer_level
@@ -197,8 +185,7 @@ class Span:
 
 @dataclass(frozen=True)
 class Cover:
-    """Stretches of time (ns), sorted and disjoint: the wall time some events ran, on
-    any thread, each instant once."""
+    """Sorted, disjoint stretches (ns) of the wall time some events ran, each instant once."""
 
     stretches: tuple[tuple[int, int], ...] = ()
 
@@ -239,8 +226,7 @@ class Cover:
 
 @dataclass(frozen=True)
 class NamedRead:
-    """A part the backend names, as read: its seconds inside its part, how many events
-    made it, and the biggest one's name."""
+    """A part the backend names: its seconds, how many events made it, the biggest one's name."""
 
     seconds: float
     events: int
@@ -249,9 +235,7 @@ class NamedRead:
 
 @dataclass(frozen=True)
 class CompileRead:
-    """What the profile says of one compile on ``platform``: seconds by part read,
-    pass name → (seconds, runs), the backend's named parts read, LLVM's seconds (None:
-    not read)."""
+    """What the profile says of one compile: by part, by pass, by named part, LLVM's."""
 
     platform: str
     parts: dict[str, float]
@@ -316,8 +300,7 @@ def _cover(spans: Iterable[Span], window: Cover | None) -> Cover:
 
 
 def _window(roots: list[Span], events: CompileEvents) -> Cover | None:
-    """The backend call, from its first event's start to its last one's end (None where
-    the profile holds none: every event counts then)."""
+    """The backend call, from its first event's start to its last one's end (None: no event)."""
     calls = _found(roots, events.call)
     if not calls:
         return None
@@ -326,8 +309,7 @@ def _window(roots: list[Span], events: CompileEvents) -> Cover | None:
 
 def _part_covers(roots: list[Span], events: CompileEvents,
                  window: Cover | None) -> dict[str, Cover]:
-    """Each part's time, by :data:`~jitmagic.backends.profile.PARTS`: an instant two
-    parts' events cover is the earlier part's. Parts with no event are left out."""
+    """Each part's time; an instant two parts' events cover is the earlier part's."""
     covers: dict[str, Cover] = {}
     taken = Cover()
     for part in EVENT_PARTS:

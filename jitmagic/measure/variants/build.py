@@ -1,7 +1,5 @@
-"""Flat and nested variants of one entry: what every binding of a helper holds while it
-runs (flat: the user's jits taken off; nested: a jit each, at the function object
-(:mod:`~.trampoline`) or a linen class lifted with ``nn.jit``), restored in ``finally``.
-"""
+"""Flat and nested variants of one entry: what every binding of a helper holds while it runs (flat:
+the user's jits off; nested: a jit each), restored in ``finally``."""
 
 from __future__ import annotations
 
@@ -35,8 +33,7 @@ Replace = Callable[[Helper, Any], Any]
 def make_variant(label: str, plan: Plan, replace: Replace,
                  planned: tuple[str, ...] = (), swaps: list | None = None,
                  blame: str | None = None) -> Variant:
-    """The variant whose bindings hold ``replace(helper, original)`` (and ``swaps``) while
-    the entry runs; ``blame``: the note an exception raised meanwhile gets."""
+    """The variant whose bindings hold ``replace(helper, original)`` while the entry runs."""
     variant = Variant(label, plan.fn, plan, planned, list(plan.notes), dict(plan.jit_options))
     swaps = [*(swaps or ()), *((b, b.original, new) for h in plan.helpers.values()
                                for b in h.bindings if (new := replace(h, b.original)) is not None)]
@@ -58,9 +55,7 @@ def build_variant(name: str, plan: Plan, nest: Iterable[str] | None = None) -> V
 
 def nest_only(plan: Plan, nest: Iterable[str], label: str, refused: dict[str, Note] | None = None,
               call_as: inner_jit.CallAs | None = None) -> Variant:
-    """Flat except for the helpers in ``nest``, each under its own jit (the user's, if any);
-    one that cannot be nested, or is ``refused``, stays inline with a note. ``call_as``: how
-    each jit is called (out of line)."""
+    """Flat except for the helpers in ``nest``, each under its own jit where it can be."""
     nest = tuple(nest)
     why, lifted = _kept_inline(plan, nest, refused, call_as)
     inline = tuple(why)
@@ -91,8 +86,7 @@ def nest_only(plan: Plan, nest: Iterable[str], label: str, refused: dict[str, No
 def _kept_inline(plan: Plan, nest: tuple[str, ...], refused: dict[str, Note] | None,
                  call_as: inner_jit.CallAs | None,
                  ) -> tuple[dict[str, Note], dict[str, list[tuple[Any, Any, Any]]]]:
-    """The helpers of ``nest`` that stay inline, with why, and the linen submodules
-    nested by lifting their class, with the swaps of the places naming it."""
+    """The helpers of ``nest`` that stay inline, with why, and the linen classes lifted."""
     why = {n: w for n in nest if (w := plan.helpers[n].why_inline)}
     why |= refused or {}
     if call_as is not None:
@@ -144,9 +138,7 @@ def _blame(planned: tuple[str, ...], routed: list[str]) -> str:
 
 def _held_places(plan: Plan, names: list[str], notes: list[Noted], ran: set[str],
                  call_as: inner_jit.CallAs | None) -> dict[str, list[tuple[Any, Any, Any]]]:
-    """The helpers a library primitive holds that a closure cell of the user's also
-    holds, with swaps handing a jit to those cells (the primitive may run it after the
-    trampoline is gone: lineax's `linear_solve` traces a plain function only at lowering)."""
+    """The primitive-held helpers a user's closure cell holds, with swaps jitting those cells."""
     held = {n: [(CellOf(cell), fn, inner_jit.faithful_jit(fn, n, notes, ran, call_as))
                 for fn in functions_of(plan.helpers[n].code)
                 for cell in closure_cells(fn)]
@@ -170,8 +162,7 @@ def _helper_jit(h: Helper, fn: types.FunctionType, notes: list[Noted], ran: set[
 
 
 def linen_swaps(h: Helper, namespace: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
-    """Every global and closure cell naming the helper's linen class, bound to ``nn.jit``
-    of it under its name (so its instances stay ``Block_0``)."""
+    """Every global and closure cell naming the helper's linen class, bound to its ``nn.jit``."""
     from flax import linen as nn
 
     cls = h.linen_class

@@ -1,6 +1,5 @@
-"""The entry as ``jax.jit`` would see it: resolved to the user's function, named as
-written, the user's own jit taken off, and its helpers found by one discovery trace.
-"""
+"""The entry as ``jax.jit`` would see it: resolved to the user's function, named as written, the
+user's jit taken off, and its helpers found by one discovery trace."""
 
 from __future__ import annotations
 
@@ -49,8 +48,7 @@ _TRANSFORMS = {"grad_f": "grad", "grad_f_aux": "grad", "value_and_grad_f": "valu
 
 @dataclass(frozen=True)
 class Resolved:
-    """The callable to trace; the options of the user's ``jax.jit`` on it (None: none);
-    whether it was an ``eqx.filter_jit``/``nnx.jit`` entry (every non-array leaf static)."""
+    """The callable to trace, its user ``jax.jit`` options (or None), whether a filter jit's."""
 
     fn: Callable
     name: str
@@ -158,9 +156,7 @@ def plan_entry(obj: Any, args: tuple, kwargs: dict[str, Any], name: str | None =
 def _as_framework_takes(resolved: Resolved, args: tuple, kwargs: dict[str, Any],
                         notes: list[Noted]) -> tuple[Callable, tuple, dict[str, Any],
                                                    dict[str, Any] | None]:
-    """The entry's function, arguments and jit options (None: none written) as
-    its framework takes them, without donation: NNX modules split into their state; an
-    ``eqx.filter_jit``/``nnx.jit`` entry or Equinox modules: a function of the array leaves."""
+    """The entry's function, arguments and jit options as its framework takes them, undonated."""
     fn, name, filtered = resolved.fn, resolved.name, resolved.filtered
     user_opts = _undonated(resolved.jit_options, name, notes)
     if _holds_module("flax.nnx", (fn, args, kwargs)):
@@ -200,8 +196,7 @@ DONATING = ("donate_argnums", "donate_argnames")
 
 def _undonated(opts: dict[str, Any] | None, name: str,
                notes: list[Noted]) -> dict[str, Any] | None:
-    """The user's jit options without donation (noted): every run takes the user's
-    own arrays, which a donating call deletes."""
+    """The user's jit options without donation: each run takes the user's own arrays."""
     if not opts or not any(opts.get(k) for k in DONATING):
         return opts
     said = ", ".join(f"{k}={opts[k]!r}" for k in DONATING if opts.get(k))
@@ -212,8 +207,7 @@ def _undonated(opts: dict[str, Any] | None, name: str,
 def _fewest_static_scalars(fn: Callable, args: tuple, kwargs: dict[str, Any],
                            opts: dict[str, tuple], nest: tuple[str, ...],
                            given: tuple) -> tuple | None:
-    """The smallest set of Python scalar arguments that, held static, lets the
-    entry trace: (options, discovery, label, ``jax.jit``'s spelling), or None."""
+    """The fewest Python scalar arguments that, held static, let the entry trace (else None)."""
     named: list[tuple[int | str, Any]] = [*enumerate(args), *kwargs.items()]
     scalars = [k for k, v in named  # the Python scalar arguments, by position or name
                if not arguments.is_static(v) and arguments.is_static(v, scalars_static=True)]

@@ -1,6 +1,5 @@
-"""The jit a helper gets in the nested variant (taking its arguments as the program
-does), ``nnx.jit`` for NNX methods, and the user's own jit recognised and taken off.
-"""
+"""The jit a helper gets in the nested variant, ``nnx.jit`` for NNX methods, and the user's own
+jit recognised and taken off."""
 
 from __future__ import annotations
 
@@ -31,8 +30,7 @@ def is_nnx_class(owner: Any) -> bool:
 
 
 def nnx_method(original: Callable, name: str, ran: set[str]) -> Callable:
-    """A plain function calling ``nnx.jit(original)`` (as a class attribute
-    ``nnx.jit``'s wrapper would not bind ``self``)."""
+    """A plain function calling ``nnx.jit(original)`` (so that it binds ``self``)."""
     from flax import nnx
 
     jitted = nnx.jit(original)
@@ -68,18 +66,13 @@ HELPER_TAG = "jitmagic_helper"
 #: And, where its body returned, where its result's static part holds traced values
 #: (:func:`~.leaks.static_holder`).
 STATIC_TAG = "jitmagic_static_out"
-#: How a helper's jit is called instead of directly: ``call_as(jitted, name)``
-#: (:meth:`~.out_of_line.OutOfLine.wrap`).
+#: How a helper's jit is called instead of directly: ``call_as(jitted, name)``.
 CallAs = Callable[[Callable, str], Callable]
 
 
 def faithful_jit(fn: Callable, name: str, notes: list[Noted], ran: set[str],
                  call_as: CallAs | None = None) -> Callable:
-    """``fn`` under a jit taking its arguments as ``jax.jit`` does: array leaves and
-    Python scalars traced, other leaves static, non-array outputs passed around it. A call
-    using a traced scalar as a Python value (``range(n)``) is retried with its scalars
-    static; one it cannot take faithfully runs inline; both noted. ``call_as``: how its
-    programs are called."""
+    """``fn`` under a jit taking its arguments as ``jax.jit`` does; else inline, noted."""
     programs: dict[Any, Callable] = {}  # one per argument structure and static leaves
     static_scalars: set[Any] = set()  # argument structures whose scalars must be static
 
@@ -130,9 +123,7 @@ def _why_not_jit(name: str, leaves: list, key: Any) -> Note | None:
 
 def _leaf_program(fn: Callable, name: str, tree: Any, holes: Holes,
                   call_as: CallAs | None = None) -> Callable:
-    """A jit of ``fn`` over the traced leaves (the others fixed in ``holes``); an
-    exception it raises is tagged with the helper (and where its result's static part
-    holds traced values)."""
+    """A jit of ``fn`` over the traced leaves; what it raises is tagged with the helper."""
     out: dict[str, Any] = {}  # the output's tree and its non-array leaves, once traced
 
     def body(arrays):

@@ -1,6 +1,5 @@
-"""How a helper's jit leaked traced values: from the chain of keepers JAX's leak checker
-names, or from the result's static part itself (:func:`static_holder`).
-"""
+"""How a helper's jit leaked traced values: from the chain of keepers JAX's leak checker names,
+or from the result's static part (:func:`static_holder`)."""
 
 from __future__ import annotations
 
@@ -19,15 +18,13 @@ from ..discovery.found import held_values
 
 #: One link of a leaked tracer's chain: the kept object's type, and what keeps it.
 _LINK = re.compile(r"^<(\w+) \d+> is referred to by (.*)$")
-#: What keeps an object: a module's global (``numpyro.handlers._PYRO_STACK``), a key of a
-#: function's globals (a cell's), a variable a function closes over.
+#: What keeps an object: a module's global, a key of a function's globals, a closure.
 _GLOBAL = re.compile(r"^[\w.]+$")
 _NAMESPACE_KEY = re.compile(r"^<dict \d+>\['(\w+)'\]$")
 _CLOSED_OVER = re.compile(r"\((\w+)\) closed-over variable (\w+)$")
 #: Plain containers: the static part's own type is the first object outside them.
 _CONTAINERS = {"list", "tuple", "dict", "OrderedDict", "DynamicJaxprTracer", "JitTracer"}
-#: Libraries whose helpers use their caller's traced values unpassed in a way of their
-#: own, said in that library's terms (:mod:`jitmagic.render.notes`).
+#: Libraries whose helpers use their caller's traced values unpassed, said in their terms.
 _NOT_PASSED = ("haiku", "keras")
 
 
@@ -43,9 +40,7 @@ def library_of(helper: Any) -> str | None:
 
 
 def leak_mechanism(error: BaseException, library: str | None = None) -> Note:
-    """How the helper kept traced values, from the first leaked tracer's chain in
-    JAX's message: a global, an effect handler's stack, a closure, the result's static
-    part, or its caller's value used unpassed (JAX's cache of a jit's constants)."""
+    """How the helper kept traced values, from the first leaked tracer's chain in JAX's message."""
     chain = _first_chain(str(error))
     holders = [keeper for _, keeper in chain]
     if any("separate_consts" in h for h in holders):

@@ -1,8 +1,5 @@
-"""Out of line: each helper compiled once as its own program and called from the caller
-(XLA inlines a nested ``jax.jit`` again, and clones a callee JAX marks not inlineable per
-call site), through Equinox's ``noinline``; a call autodiff reaches runs inline, the
-reason kept. Without Equinox nothing is kept out of line (:func:`unavailable`).
-"""
+"""Out of line: each helper compiled once as its own program through Equinox's ``noinline`` (XLA
+inlines a nested ``jax.jit``); without Equinox nothing is kept out of line."""
 
 from __future__ import annotations
 

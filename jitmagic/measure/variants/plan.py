@@ -47,8 +47,7 @@ class Helper:
 
     @property
     def jit_names(self) -> set[str]:
-        """What its jit is called in a jaxpr: after the helper (jitmagic's), the function
-        (the user's own ``jax.jit``), ``core_fn`` (linen's lifted jit)."""
+        """What its jit is called in a jaxpr: jitmagic's, the user's own, or linen's ``core_fn``."""
         names = {jit_label(self.name)} | ({self.code.co_name} if self.user_jitted else set())
         return names | ({"core_fn"} if self.linen_class is not None else set())
 
@@ -101,9 +100,7 @@ class Variant:
 
 
 def check_nest(nest: Iterable[str] | None, plan: Plan) -> tuple[str, ...] | None:
-    """``--nest`` names as the helpers' own names (``mylayers.dense``), each given as that
-    name, its last dotted part (``dense``) or as the call site writes it (``L.dense``);
-    a name that is unknown, ambiguous, or names a helper that cannot be nested is refused."""
+    """``--nest`` names as the helpers' own names; unknown or ambiguous ones are refused."""
     if nest is None:
         return None
     resolved = tuple(_nest_name(n, plan) for n in nest)
@@ -141,15 +138,12 @@ def _where(helper: Helper) -> str:
 
 
 def _names(value: Any, helper: Helper) -> bool:
-    """Whether ``value`` (what a ``--nest`` name names) is ``helper``: it runs its code,
-    or it is what one of its bindings holds (a shared decorator's wrapper of it)."""
+    """Whether ``value`` (what a ``--nest`` name names) is ``helper`` or one of its bindings'."""
     return code_of(value) is helper.code or any(value is b.original for b in helper.bindings)
 
 
 def _written(given: str, namespace: dict[str, Any]) -> Any:
-    """What ``given`` (``L.block``, ``MLP.layer``, or a module's full path
-    ``enc.layers.dense``) names in ``namespace`` or among the imported modules (None:
-    nothing)."""
+    """What ``given`` (``L.block``, ``MLP.layer``) names in ``namespace`` (None: nothing)."""
     parts = given.split(".")
     value = namespace.get(parts[0])
     rest = parts[1:]

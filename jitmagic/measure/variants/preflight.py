@@ -1,9 +1,5 @@
-"""The nested variant traced and lowered once, untimed, before anything is measured.
-A helper whose own jit leaks tracers (a numpyro model under effect handlers, a Keras
-layer) is found by tracing with fewer nested (:class:`LeakSearch`) and kept inline with
-the mechanism (:mod:`~.leaks`); one whose jit fails the trace where flat does not, with
-the error. A nested variant that is the flat program is measured once.
-"""
+"""The nested variant traced and lowered once, untimed, before anything is measured: a helper whose
+jit leaks tracers (:class:`LeakSearch`) or fails where flat does not stays inline, with why."""
 
 from __future__ import annotations
 
@@ -32,8 +28,7 @@ from .plan import Variant
 from .rows import helper_jit_calls
 from .rows import not_nested
 
-#: How JAX names the function whose trace a leaked tracer escaped (``checking_leaks``'s
-#: message, and ``UnexpectedTracerError``'s).
+#: How JAX's leak messages name the function whose trace a leaked tracer escaped.
 _LEAKED_IN = re.compile(r"(?:while tracing the function|when the value leaked was) (\S+) at")
 #: A variant's traced program and its lowering (None where lowering failed).
 Programs = tuple[Any, Any]
@@ -62,8 +57,7 @@ def checked_nested(variant: Variant, plan: Plan) -> Variant:
 
 def one_program(variant: Variant, traced: Programs | None,
                 refused: dict[str, Note] | None = None) -> Variant:
-    """``variant``, or where its program holds no helper's jit call and is the flat
-    program, the variant with nothing nested (each helper inline, with the reason)."""
+    """``variant``, or where its program is the flat one, the variant with nothing nested."""
     plan = variant.plan
     if not variant.planned or traced is None:
         return variant
@@ -95,9 +89,7 @@ def _same_programs(nested: Programs, flat: Programs) -> bool:
 
 def _programs(variant: Variant, lower: bool = True, checking: bool = True,
               ) -> tuple[Programs | None, BaseException | None]:
-    """((traced, lowered or None), None), or (None, what tracing raised), from cleared
-    caches (``checking``: under JAX's leak checker); lowered untimed (``lower``), so one-time
-    lowering costs land on no timed run."""
+    """((traced, lowered or None), None), or (None, what tracing raised); lowered untimed."""
     plan = variant.plan
     traced, error = trace_once(variant.fn, plan.args, plan.kwargs, variant.jit_options,
                                checking)
@@ -111,8 +103,7 @@ def _programs(variant: Variant, lower: bool = True, checking: bool = True,
 
 
 def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
-    """(the innermost planned helper on the traceback, why) for a failure that is not a
-    leak, where the flat program traces."""
+    """(the innermost planned helper on the traceback, why) for a failure that is not a leak."""
     if not variant.plan.flat_traces:
         return None  # the program fails flat too: the user's error, reported as it is
     helpers = variant.plan.helpers
@@ -125,9 +116,7 @@ def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
 
 
 class LeakSearch:
-    """Which planned helper's jit leaks: the one JAX names, tried alone; else the shortest
-    leaking prefix is bisected for (its last one leaks) and, where that leaks only with
-    others, its partner: at most ``2 * ceil(log2 n) + 3`` traces."""
+    """Which planned helper's jit leaks, in at most ``2 * ceil(log2 n) + 3`` traces."""
 
     def __init__(self, plan: Plan, label: str, refused: dict[str, Note]):
         self.plan, self.label, self.refused = plan, label, refused
@@ -154,8 +143,7 @@ class LeakSearch:
         return last, self._reason(leaked, last, before[start - 1])
 
     def _reason(self, error: BaseException, culprit: str, partner: str | None = None) -> Note:
-        """Why ``culprit`` runs inline: what its result's static part holds, else the
-        leak checker's mechanism worded for its library; ``partner``: its co-culprit."""
+        """Why ``culprit`` runs inline: its static output's hold, else the leak's mechanism."""
         if getattr(error, HELPER_TAG, None) == culprit and \
                 (held := getattr(error, STATIC_TAG, None)) is not None:
             return Inline("inline_leaks", held, None, partner)
@@ -176,8 +164,7 @@ class LeakSearch:
 
     def _shortest_leaking(self, helpers: tuple[str, ...], extra: tuple[str, ...],
                           error: BaseException) -> tuple[int, BaseException]:
-        """The least ``k`` such that ``helpers[:k]`` and ``extra`` leak, and that
-        leak (all of them leak, ``extra`` alone does not)."""
+        """The least ``k`` such that ``helpers[:k]`` and ``extra`` leak, and that leak."""
         low, high = 0, len(helpers)  # low's prefix does not leak, high's does
         while high - low > 1:
             mid = (low + high) // 2

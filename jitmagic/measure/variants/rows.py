@@ -1,6 +1,5 @@
-"""A variant as a row of the sampler, and its ``VariantResult``, a helper claimed nested
-only with a jit call in the program it built.
-"""
+"""A variant as a row of the sampler, and its ``VariantResult`` (a helper nested only with a jit
+call in its program)."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ from .plan import Variant
 
 @dataclass(frozen=True)
 class Staged:
-    """What a comparison built for one variant, for the parts to reuse: its jaxpr (or
-    ``Traced``), its ``Lowered`` or that's text (None: lower here)."""
+    """What a comparison built for one variant (jaxpr, lowering), for the parts to reuse."""
 
     jaxpr: Any
     lowered: Any = None
@@ -133,9 +131,7 @@ def verified_calls(variant: Variant, jaxpr: Any) -> dict[str, int] | None:
 
 
 def _notes(variant: Variant, calls: dict[str, int], jaxpr: Any) -> tuple[Noted, ...]:
-    """The variant's notes, with a reason for each planned helper its program lacks,
-    each nested Pallas kernel body or helper a library primitive holds, and the nested
-    helpers' backward passes under ``grad``."""
+    """The variant's notes, with one for each planned helper its program lacks or holds apart."""
     helpers = variant.plan.helpers
     notes: list[Noted] = list(variant.notes)
     for n in variant.planned:
@@ -171,13 +167,7 @@ BACKWARD = "transpose("
 
 def helper_jit_calls(jaxpr: Any, helpers: dict[str, Helper],
                      counted: Iterable[str] | None = None) -> Counter:
-    """Each helper's jit calls in ``jaxpr`` (sub-jaxprs too), by name (of ``counted``).
-
-    A jit equation is a helper's call where the outermost user frame of its inner equations,
-    its own call site's frames left out, is that helper's (quax re-wraps it as ``qfun``),
-    else by its name (:attr:`~.plan.Helper.jit_names`). A helper's jit inside another of its
-    own counts once, unless called from inside it (recursion); under ``grad`` each call's
-    backward pass (``transpose(jvp())``) is counted apart."""
+    """Each helper's jit calls in ``jaxpr`` (sub-jaxprs too), by name (of ``counted``)."""
     return _read(jaxpr, helpers, counted).calls
 
 
@@ -257,8 +247,7 @@ class _Claims:
         return self.frames[tb]
 
     def _runs(self, body: Any, own: frozenset[types.CodeType]) -> str | None:
-        """The helper the jit's ``body`` runs: the one outermost user function its
-        equations agree on (None: none, several, or not a helper)."""
+        """The helper the jit's ``body`` runs, where its equations agree on one (else None)."""
         found = {code for chain in self._chains(body)
                  if (code := next((c for c in chain if c not in own), None)) is not None}
         return self.by_code.get(found.pop()) if len(found) == 1 else None

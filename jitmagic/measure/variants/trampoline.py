@@ -1,8 +1,5 @@
-"""Nesting a helper at its function object, so that every reference reaches the jit: while
-the entry runs its ``__code__`` is a *trampoline* (same free variables and arguments)
-calling a copy of it under the helper's jit through its :class:`Router` on the measuring
-thread, the original code on any other; put back in ``finally``.
-"""
+"""Nesting a helper at its function object: while the entry runs its ``__code__`` is a trampoline
+calling a copy of it under the helper's jit on the measuring thread, put back in ``finally``."""
 
 from __future__ import annotations
 
@@ -23,8 +20,7 @@ from ..discovery.found import COPIES
 #: The trampoline's file name: no line of the user's is ever attributed to it.
 TRAMPOLINE_FILE = OWN_SOURCE + "trampoline>"
 
-#: Placeholders in the trampoline's source for its router, the original function and
-#: ``threading.get_ident`` (no argument name can be spelt like them).
+#: Placeholders in the trampoline's source (no argument name can be spelt like them).
 _ROUTER, _ORIGINAL, _IDENT = "<jitmagic router>", "<jitmagic original>", "<jitmagic ident>"
 
 def copy_function(fn: types.FunctionType) -> types.FunctionType:
@@ -52,8 +48,7 @@ def unwrapping(fn: Any) -> Iterator[Any]:
 
 
 class Router:
-    """Where a routed function's calls go: the measuring thread's to ``target``, every
-    other thread's to the original."""
+    """Routes a function's calls: the measuring thread's to ``target``, others' to the original."""
 
     __slots__ = ("fn", "code", "target", "ident", "exact")
 
@@ -65,8 +60,7 @@ class Router:
 
     def call(self, positional: tuple, varargs: tuple, kwonly: dict[str, Any],
              varkw: dict[str, Any]) -> Any:
-        """``target`` called with the arguments as the caller most likely passed them (one
-        holding its own default left out: the jit keeps it a Python value)."""
+        """``target`` called with the arguments as the caller most likely passed them."""
         if not self.exact:
             return self.target(*varargs, **varkw)
         args, kwargs = as_called(self.code, self.fn, positional, varargs, kwonly)
@@ -75,8 +69,7 @@ class Router:
 
 def as_called(code: types.CodeType, fn: types.FunctionType, positional: tuple,
               varargs: tuple, kwonly: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
-    """(args, kwargs) that bind as given, without parameters holding their very
-    default: positional up to the first of those past the positional-only ones, then by name."""
+    """(args, kwargs) that bind as given, without parameters holding their very default."""
     kwdefaults = fn.__kwdefaults__
     if kwdefaults:
         for k in [k for k, v in kwonly.items() if k in kwdefaults and v is kwdefaults[k]]:

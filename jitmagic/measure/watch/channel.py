@@ -1,8 +1,5 @@
-"""JAX's cache-miss explanations, read once for every watch running: one filter on its
-miss logger hands each record to every :class:`Listener`; while a watch runs the logger
-is enabled and the flag on, but the user's handlers see only what they would have seen,
-and the flag ends as the user last set it. A value whose ``__repr__`` raises is said by
-its type, not raised into the user's call (:func:`tree_difference`)."""
+"""JAX's cache-miss explanations, read once for every watch running: one filter on its miss logger
+hands each record to every :class:`Listener`; the user's handlers see what they would have."""
 
 from __future__ import annotations
 
@@ -168,8 +165,7 @@ def shown(value: Any) -> str:
 
 
 def same(before: Any, now: Any) -> bool:
-    """Whether two values are the same (a NaN is; an ``__eq__`` that raises is not): a value
-    a trace read and it now, one tree node and another."""
+    """Whether two values are the same (a NaN is; an ``__eq__`` that raises is not)."""
     if before is now:
         return True
     if type(before) is not type(now):

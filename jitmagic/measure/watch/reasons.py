@@ -1,15 +1,6 @@
-"""JAX's explanation of a tracing-cache miss, read into a
-:class:`~jitmagic.model.ledger.compiles.Reason` (JAX 0.10)::
-
-    TRACING CACHE MISS at FILE:LINE:COL (caller):
-      never seen function:
-        NAME id=ID defined at FILE:LINE
-
-or ``for NAME defined at FILE:LINE`` and the closest key's differences by section (input
-types, input pytree with ``Static(val=...)`` or an NNX ``GraphDef``, tracing context);
-what cannot be read is an ``other`` reason with JAX's text. The user's names for what it
-points at are read here too: a pytree path as its parameter (``lr``), an Equinox static
-field as ``MLP.depth``."""
+"""JAX's explanation of a tracing-cache miss (JAX 0.10's ``TRACING CACHE MISS`` text) read into a
+:class:`~jitmagic.model.ledger.compiles.Reason`, with the user's names for what it points at
+(a pytree path as ``lr``, an Equinox static field as ``MLP.depth``); the rest is ``other``."""
 
 from __future__ import annotations
 
@@ -237,8 +228,7 @@ def _graph_change(old: str, new: str) -> tuple[str, str] | None:
 
 
 def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
-    """Each static attribute of a ``GraphDef`` in order, named by its node's class
-    where the nodes can be walked (``Dropout.rate``), with its value."""
+    """Each static attribute of a ``GraphDef`` in order (``Dropout.rate``), with its value."""
     head, _, attrs = t.partition("attributes=[")
     found: list[tuple[str, str | None]] = []
     for m in _GRAPH_ATTRS.finditer(attrs):
@@ -254,8 +244,7 @@ def _graph_attributes(t: str) -> list[tuple[str, str]] | None:
 
 
 def _owners(nodes: str, child: list[bool]) -> list[str | None] | None:
-    """The class holding each attribute (``child``: a node itself), walking each node's
-    ``num_attributes``; None where the walk does not account for all."""
+    """The class holding each attribute (``child``: a node); None where the walk misses any."""
     found = list(_GRAPH_NODE.finditer(nodes))
     sizes = []
     for i, m in enumerate(found):
@@ -282,8 +271,7 @@ def _owners(nodes: str, child: list[bool]) -> list[str | None] | None:
 
 
 def _items(t: str, start: int) -> tuple[list[str], int | None]:
-    """The items (split at top-level commas) from ``start`` to the bracket closing the one
-    open before it, and where that bracket is (None: not in ``t``, its last item left out)."""
+    """The top-level items from ``start`` to the closing bracket, and where it is (or None)."""
     depth, begin, items = 0, start, list[str]()
     for j in range(start, len(t)):
         if t[j] in "([{":
@@ -322,8 +310,7 @@ _NODE = re.compile(r"(?P<name>[A-Za-z_]\w*)\[\(")
 
 
 def static_field(before: str | None, after: str | None) -> tuple[str, str, str] | None:
-    """(``MLP.depth``, before, after) where the changed static values are one field of
-    an Equinox module (``MLP[(Missing, 2)]``); None otherwise."""
+    """(``MLP.depth``, before, after) where one Equinox module field changed; None otherwise."""
     if not before or not after:
         return None
     a, b = _nodes(before), _nodes(after)
@@ -359,8 +346,7 @@ _PATH = re.compile(r"^\[(?P<part>[01])\]\[(?P<key>\d+|'[^']*')\](?P<rest>.*)$")
 
 
 def _argument(path: str | None, defined_at: str | None) -> str | None:
-    """A static argument's name from JAX's path (``[0][1]``, ``[1]['n']``) off the user's
-    ``def``; the path where unread, None for a library wrapper's parameter."""
+    """A static argument's name from JAX's path off the user's ``def`` (None: a library's)."""
     found = _PATH.match(path or "")
     if found is None:
         return path

@@ -1,8 +1,5 @@
-"""The :class:`Recorder`: every trace, lowering and compile JAX makes while the user's code
-runs, with JAX's reason (:mod:`.channel`), its seconds (``jax.monitoring``'s events: a
-trace opens a compile, lowering and XLA compile complete it; a trace alone is none) and
-the innermost user line; a jit JAX made itself is an eager op (:func:`_jax_made`).
-Everything set is put back on every path out, Ctrl-C held."""
+"""The :class:`Recorder`: every trace, lowering and compile JAX makes while the user's code runs,
+with JAX's reason, its seconds and the innermost user line; all is put back, Ctrl-C held."""
 
 from __future__ import annotations
 
@@ -58,8 +55,7 @@ EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
           "/jax/core/compile/backend_compile_duration": "compile_s"}
 #: A line's text kept for the ledger (and the ``%jitcompare`` it suggests).
 MAX_LINE = 200
-#: Misses waiting for their trace on one thread, and traces whose reads are kept (a jit
-#: made anew on each pass makes one each): the oldest are dropped past these.
+#: Misses waiting for their trace on one thread, and traces whose reads are kept: the most.
 MAX_PENDING, MAX_READS = 64, 1000
 
 
@@ -85,9 +81,7 @@ class _Open:
 
 
 class Recorder:
-    """Records compiles between :meth:`start` and :meth:`stop`; those of its thread and
-    threads started meanwhile are the run's. ``on_again`` is told of each recompile of the
-    run's once XLA compiled it, before the call returns (the live lines)."""
+    """Records compiles between :meth:`start` and :meth:`stop`; ``on_again`` hears recompiles."""
 
     def __init__(self, *, max_kept: int = MAX_KEPT,
                  on_again: Callable[[Compile], None] | None = None) -> None:
@@ -197,8 +191,7 @@ class Recorder:
         return c if again else None
 
     def _miss_for(self, name: str) -> tuple[Miss | None, Miss | None, tuple[str, ...]]:
-        """The miss logged here for ``name``, the first other one made anew on its line,
-        and the rest (its inner jits)."""
+        """The miss logged for ``name``, the first other one made anew on its line, and the rest."""
         pending = self._pending.pop(threading.get_ident(), [])
         own = next((m for m in pending if m.function == name), None)
         anew = next((m for m in pending if m is not own and m.same_line), None)
@@ -313,8 +306,7 @@ class _Decider:
 
 def _reason(miss: Miss | None, ids_before: set[int | None] | None, eager: bool,
             made_anew: Miss | None = None, traced: bool = True) -> Reason:
-    """A compile's reason given its miss, the ids of its function's objects compiled before
-    (None: none), a function made anew on its line, and whether JAX traced it."""
+    """A compile's reason, given its miss and the function's earlier compiles."""
     if miss is None:
         if ids_before is None:
             return Reason(FIRST)
@@ -377,8 +369,7 @@ def _caller() -> tuple[str | None, str | None, bool, JitEntry | None]:
 
 
 def _defined(miss: Miss | None, entry: JitEntry | None, fun: Any) -> str | None:
-    """Where a jit's function was defined: JAX's place, else the user's function's (a
-    library's wrapper, or no miss explained)."""
+    """Where a jit's function was defined: JAX's place, else the user's function's."""
     said = miss.defined_at if miss is not None else None
     if fun is not None and not user_file((said or "").rpartition(":")[0]):
         return stale.place(fun)

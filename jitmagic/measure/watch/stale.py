@@ -1,8 +1,5 @@
-"""Stale programs: jit bakes a closed-over Python value into the program it traces and
-reuses it after the value changed, which neither JAX nor a recompile says. At each trace
-:func:`reads` notes the plain values the jitted function (and the user's functions it
-calls, two deep) reads from globals and closures; :func:`stale` compares them at the end,
-but not for a function object made anew since (its program is never called again)."""
+"""Stale programs: jit bakes a closed-over Python value into its program and reuses it after the
+value changed; :func:`reads` notes those values at each trace, :func:`stale` compares them."""
 
 from __future__ import annotations
 
@@ -62,8 +59,7 @@ def alive(fun: Any) -> Callable[[], Any]:
 
 
 def traced(fun: Any, args: tuple[Any, ...] = ()) -> types.FunctionType | None:
-    """The user's function a jit of ``fun`` with ``args`` traces: ``fun`` unwrapped, else
-    the first among ``args`` (``equinox.filter_jit`` passes it in); None where neither."""
+    """The user's function a jit of ``fun`` with ``args`` traces (None: neither)."""
     level: list[Any] = [fun]
     for depth in range(5):
         for value in level:
@@ -137,8 +133,7 @@ def _loads(code: types.CodeType) -> Iterator[tuple[str, str, str | None]]:
 
 
 def stale(traces: list[Traced]) -> Iterator[Stale]:
-    """Each value a trace read that differs now, once, in order, but not of a function
-    object made anew since; where one object has several versions, each names its inputs."""
+    """Each value a trace read that differs now, once, in order."""
     later: dict[tuple[str, str | None], set[int]] = {}  # the objects traced after each
     superseded = []
     for t in reversed(traces):

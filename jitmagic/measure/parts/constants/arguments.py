@@ -1,8 +1,5 @@
-"""Big captured constants, measured passed as arguments, where a variant captures
-:data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES` or more: its traced jaxpr
-replayed in two forms (:mod:`~.lifting`), checked untimed, then their cold first calls
-interleaved and their outputs compared. The method: docs/constants.md.
-"""
+"""Big captured constants, measured passed as arguments: the jaxpr replayed in both forms
+(:mod:`~.lifting`), their cold first calls interleaved and their outputs compared."""
 
 from __future__ import annotations
 
@@ -58,8 +55,7 @@ def wanted(result: Comparison) -> bool:
 
 
 def _big(result: Comparison) -> list[str]:
-    """The variants that captured array constants of
-    :data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES` or more."""
+    """The variants that captured array constants of ``BIG_BYTES`` or more."""
     return [n for n in VARIANTS if n in result.variants
             and (result.variants[n].constant_bytes or 0) >= model.BIG_BYTES]
 
@@ -77,9 +73,7 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
                            built: Mapping[str, Staged], *,
                            check: Checkpoint | None = None,
                            options: Options | None = None) -> Comparison:
-    """``result`` with its big constants measured passed as arguments; as it was where
-    no variant captured :data:`~jitmagic.model.causes.constant_arguments.BIG_BYTES` or
-    more, or where its comparison stopped."""
+    """``result`` with its big constants measured passed as arguments, where any were big."""
     names = [n for n in _big(result) if n in built and n in prepared]
     if result.stopped_anywhere or not names:
         return result
@@ -105,10 +99,10 @@ def add_constant_arguments(result: Comparison, prepared: Mapping[str, Prepared],
 
 
 def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -> Forms:
-    """The variant's two forms from its traced program (a ``Traced`` or closed jaxpr),
-    its lifted constants named and both programs checked; where they cannot be built, the
-    record says why. ``notes`` gets the part's own (captured values that are not arrays)."""
-    closed = _closed(traced)
+    """The variant's two forms from its traced program, lifted constants named, checked."""
+    closed = traced
+    while not hasattr(closed, "consts"):  # the closed jaxpr inside a ``Traced``
+        closed = closed.jaxpr
     found = lifting.program_constants(closed)
     notes.extend(found.notes)
     lifted = found.lifted()
@@ -137,13 +131,6 @@ def build_forms(name: str, prepared: Prepared, traced: Any, notes: list[Note]) -
     return forms
 
 
-def _closed(traced: Any) -> Any:
-    """The closed jaxpr inside a ``Traced`` (or the closed jaxpr itself)."""
-    while not hasattr(traced, "consts"):
-        traced = traced.jaxpr
-    return traced
-
-
 def named_constants(prepared: Prepared, found: lifting.ProgramConstants
                     ) -> tuple[model.LiftedConstant, ...]:
     """The lifted constants as the record keeps them, with their lines and Python name."""
@@ -163,8 +150,7 @@ def named_constants(prepared: Prepared, found: lifting.ProgramConstants
 
 
 def checked_programs(forms: Forms, record: model.ConstantVariant) -> model.ConstantVariant:
-    """``record`` with the two forms' equations and the captured constants the passed
-    one has left (a note where a lifted one is still captured), from an untimed trace."""
+    """``record`` with the two forms' equations and captured constants, from an untimed trace."""
     eqns, left, noted = dict(record.eqns), None, record.noted
     for form, (fn, args) in forms.calls.items():
         jaxpr = jax.jit(fn).trace(*args).jaxpr
@@ -178,8 +164,7 @@ def checked_programs(forms: Forms, record: model.ConstantVariant) -> model.Const
 
 
 def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> str | None:
-    """Interleaved cold first calls of every variant's two forms in ``rounds``, one more
-    while the rule is undecided, into their records; why they stopped early (or None)."""
+    """Interleaved cold first calls of every variant's two forms; why they stopped (or None)."""
     rows = {f"{n} {form}": FormSubject(*f.calls[form]) for n, f in forms.items() if f.calls
             for form in model.FORMS}
     if not rows:
@@ -242,9 +227,7 @@ def _failed(name: str, runs: Sampler) -> str | None:
 
 
 def add_part(result: Comparison, run: PartRun) -> Comparison:
-    """The table of parts' entry: where a variant captured big constants (not in a
-    sweep), those passed as arguments. Under several processes it is left out with a
-    note: its pairs decide on this process's own clock."""
+    """The table of parts' entry: big captured constants passed as arguments."""
     if run.options.sweep is not None or not wanted(result):
         return result
     note = in_one_process_only(parts.named("constant_arguments"), run.check)

@@ -1,11 +1,6 @@
-"""The array constants of a traced program, where each comes from (the user's lines, the
-Python name that holds it), and the program replayed equation by equation with its
-biggest ones captured or passed as arguments, so that the two forms differ in that alone.
-A nested jit's constants are passed to it as arguments of its own; one read only inside
-a loop body, a branch or a custom rule stays captured, with a note. A name is matched by
-identity, else by the one candidate of equal shape and dtype, else of equal shape (a
-converted copy), never guessed. The method: docs/constants.md.
-"""
+"""The array constants of a traced program, where each comes from (the user's lines, the name that
+holds it, matched by identity, else by the one candidate of equal shape), and the program
+replayed with its biggest ones captured or passed as arguments. The method: docs/constants.md."""
 
 from __future__ import annotations
 
@@ -49,9 +44,7 @@ JIT_PRIMITIVES = ("jit", "pjit")
 
 @dataclass
 class Constant:
-    """One array constant the program reads: its value as the jaxpr holds it, its bytes,
-    the tracebacks of its reads (each with that of the equation holding its jaxpr), and
-    the primitive the replay cannot pass it through (None: it can be lifted)."""
+    """One array constant the program reads: value, bytes, reads, what keeps it captured."""
 
     value: Any
     nbytes: int
@@ -76,8 +69,7 @@ class ProgramConstants:
         return big[:MOST_LIFTED]
 
     def not_lifted(self) -> list[Note]:
-        """A note for each big constant the replay cannot pass, and one where constants
-        below the lifting size hold most of the bytes."""
+        """Notes on big constants the replay cannot pass, and on small ones that hold most bytes."""
         out: list[Note] = [Constants("constant_stuck", c.nbytes, str(c.stuck_in))
                            for c in self.constants if not c.liftable and c.nbytes >= LIFT_BYTES]
         total = sum(c.nbytes for c in self.constants)
@@ -107,9 +99,7 @@ def program_constants(closed: Any) -> ProgramConstants:
 
 
 def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
-    """(equation, the primitive on the way to it that the replay cannot pass constants
-    through or None, the traceback of the equation holding its jaxpr), each distinct
-    jaxpr once per kind of path to it."""
+    """(equation, the primitive the replay cannot pass through or None, the holder's traceback)."""
     top = getattr(closed, "jaxpr", closed)
     stack: list[tuple[Any, str | None, Any]] = [(top, None, None)]
     seen: set[tuple[int, bool]] = set()
@@ -133,9 +123,7 @@ def not_an_array(value: Any) -> Constants:
 
 
 class Replay:
-    """``closed``'s program, replayed as JAX traced it (:meth:`captured`) or with the
-    constants ``lifted`` (values as the jaxpr holds them) passed as arguments
-    (:meth:`passed`): the same equations and jit calls either way."""
+    """``closed``'s program replayed with its constants captured or ``lifted`` as arguments."""
 
     def __init__(self, closed: Any, lifted: Sequence[Any]):
         self.closed = closed
@@ -184,8 +172,7 @@ class Replay:
         return [read(v) for v in jaxpr.outvars]
 
     def _needs_of(self, eqn: Any) -> tuple[int, ...]:
-        """The lifted constants a jit equation's program reads (it or its jit calls), in
-        ``ids``' order; empty for any other equation."""
+        """The lifted constants a jit equation's program reads, in ``ids``' order."""
         inner = eqn.params.get("jaxpr")
         if eqn.primitive.name not in JIT_PRIMITIVES or not hasattr(inner, "consts"):
             return ()
@@ -202,8 +189,7 @@ class Replay:
         return self._needs[key]
 
     def _call(self, eqn: Any) -> Callable:
-        """The jit that runs a jit equation's program with its lifted constants as its
-        first argument: one per distinct sub-jaxpr, so that its calls share one body."""
+        """The jit running a jit equation's program with its lifted constants, one per jaxpr."""
         inner = eqn.params["jaxpr"]
         if id(inner) not in self._calls:
             needs = self._needs_in(inner)
@@ -218,8 +204,7 @@ class Replay:
 
 def flat_arguments(args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
                    closed: Any) -> list[Any] | None:
-    """The call's traced leaves in the order of ``closed``'s inputs (static ones left out);
-    None where they do not match its inputs one for one by shape."""
+    """The call's traced leaves in ``closed``'s input order; None where shapes do not match."""
     n = len(args)
     static = {i % n for i in jit_options.get("static_argnums", ()) or () if -n <= i < n}
     names = set(jit_options.get("static_argnames", ()) or ())
@@ -249,16 +234,14 @@ class Named(NamedTuple):
 
 
 def lines_of(constant: Constant, user: UserCode) -> tuple[Key, ...]:
-    """The user lines that read ``constant`` (innermost user frame of each equation
-    reading it; where that equation has none, of the one holding its jaxpr), in order."""
+    """The user lines that read ``constant``, in order."""
     return tuple(sorted({stack[0] for traceback, outer in constant.reads
                          if (stack := user.stack(traceback) or user.stack(outer))}))
 
 
 def reachable_arrays(entry: Any, functions: Iterable[Any],
                      codes: Iterable[types.CodeType]) -> list[Named]:
-    """The arrays the user's code reaches by name from the entry, the helpers' functions
-    and the functions behind ``codes`` (of the lines that read a constant), in order."""
+    """The arrays the user's code reaches by name from the entry, helpers and ``codes``."""
     found: list[Named] = []
     for name, value in itertools.chain(_selves(entry), _places(entry, functions, codes)):
         found.extend(_arrays_at(name, value))
@@ -284,8 +267,7 @@ def _places(entry: Any, functions: Iterable[Any],
 
 def _user_functions(entry: Any, functions: Iterable[Any],
                     codes: Iterable[types.CodeType]) -> Iterator[types.FunctionType]:
-    """The user's functions behind the entry and ``functions``, then those whose code is
-    one of ``codes`` (asked of the garbage collector once, for them all)."""
+    """The user's functions behind the entry and ``functions``, then those running ``codes``."""
     for fn in itertools.chain(functions_behind(entry), *(functions_behind(f) for f in functions)):
         if user_file(fn.__code__.co_filename):
             yield fn
@@ -296,8 +278,7 @@ def _user_functions(entry: Any, functions: Iterable[Any],
 
 
 def _selves(entry: Any) -> Iterator[tuple[str, Any]]:
-    """``("self", obj)`` for the object a bound-method entry is bound to, or a callable
-    instance entry is, past wrappers and partials."""
+    """``("self", obj)`` for the object a bound-method or callable-instance entry is."""
     obj, depth = entry, 0
     while obj is not None and depth < 6:
         if isinstance(obj, types.MethodType):
@@ -319,8 +300,7 @@ def _selves(entry: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _arrays_at(name: str, value: Any) -> list[Named]:
-    """The arrays at ``name``: the value itself, or one step inside it (an instance's
-    attributes, a container's items, a user module's globals)."""
+    """The arrays at ``name``: the value itself, or one step inside it."""
     if _is_array(value):
         return [Named(name, value)]
     if isinstance(value, dict):
@@ -368,8 +348,7 @@ def _same_shape_dtype(value: Any, candidate: Any) -> bool:
 
 
 def _same_shape(value: Any, candidate: Any) -> bool:
-    """Whether ``value`` can be a converted copy of ``candidate``: the same shape and kind
-    of number (float64 held as float32, say)."""
+    """Whether ``value`` can be a converted copy of ``candidate`` (same shape, kind of number)."""
     kind, candidate_kind = np.dtype(value.dtype).kind, np.dtype(candidate.dtype).kind
     return (tuple(np.shape(value)) == tuple(np.shape(candidate)) and kind == candidate_kind
             and kind in NUMBER_KINDS)
