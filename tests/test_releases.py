@@ -431,8 +431,12 @@ def test_bisect_takes_two_releases_the_older_first_and_never_with_jax(tmp_path):
     assert done.returncode == 2 and "--bisect chooses the releases it measures: leave --jax " \
         "out" in done.stderr
     done = _command(tmp_path, "def f(x):\n    return x\nf(1)\n", "--bisect", "0.10.2..0.9.0")
-    assert done.returncode == 2 and "--bisect 0.10.2..0.9.0: the package index serves jax " \
-        "and jaxlib none from 0.10.2 to 0.9.0: give two of them, the older first" in done.stderr
+    assert done.returncode == 2 and "--bisect 0.10.2..0.9.0: name the older release first: " \
+        "--bisect 0.9.0..0.10.2" in done.stderr
+    for asked in (("--bisect", "0.6.0..current"), ("--jax", "0.6.0,current")):
+        done = _command(tmp_path, "def f(x):\n    return x\nf(1)\n", *asked)
+        assert done.returncode == 2 and "jitmagic measures under JAX 0.7.0 and later, not " \
+            "0.6.0: name 0.7.0 or a later release" in done.stderr  # refused before installing
 
 
 def _read_trace(path) -> dict[tuple[str, str, str], float]:

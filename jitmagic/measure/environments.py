@@ -15,6 +15,8 @@ from ..model.reports.releases import NotInstalled
 
 #: The release that is the user's own Python and JAX.
 CURRENT = "current"
+#: The oldest JAX jitmagic runs under (its measurement runs in the release's Python).
+OLDEST = "0.7.0"
 #: What each environment holds besides jax and jaxlib (numpy comes with them).
 PACKAGES = ("psutil",)
 #: The file an environment holds once its install has finished.
@@ -124,6 +126,16 @@ def served(low: str, high: str) -> list[str] | str:
     key = _numbers(low), _numbers(high)
     return sorted((v for v in listed[0] & listed[1] if key[0] <= _numbers(v) <= key[1]),
                   key=_numbers)
+
+
+def too_old(release: str) -> bool:
+    """Whether ``release`` is older than :data:`OLDEST`."""
+    return release != CURRENT and _numbers(release) < _numbers(OLDEST)
+
+
+def in_order(low: str, high: str) -> bool:
+    """Whether ``low`` is not newer than ``high`` (``current`` is the newest)."""
+    return high == CURRENT or _numbers(low) <= _numbers(high)
 
 
 def _numbers(version: str) -> tuple[int, ...]:

@@ -26,12 +26,15 @@ from ...errors import InputError
 from ...measure.children import Entry
 from ...measure.children import run_child
 from ...measure.environments import CURRENT
+from ...measure.environments import OLDEST
 from ...measure.environments import cache_root
 from ...measure.environments import environment
 from ...measure.environments import folder_of
+from ...measure.environments import in_order
 from ...measure.environments import installed_version
 from ...measure.environments import ready
 from ...measure.environments import served
+from ...measure.environments import too_old
 from ...model.comparison import Comparison
 from ...model.progress import Finished
 from ...model.progress import TimedOut
@@ -80,6 +83,9 @@ def refuse(args: argparse.Namespace) -> None:
                              f"{why}; leave it out")
     if args.jax and args.bisect:
         raise InputError("--bisect chooses the releases it measures: leave --jax out")
+    if old := [r for r in args.jax or args.bisect or () if too_old(r)]:
+        raise InputError(f"jitmagic measures under JAX {OLDEST} and later, not {old[0]}: "
+                         f"name {OLDEST} or a later release")
     if {CURRENT, installed_version()} <= set(args.jax or ()):
         raise InputError(f"--jax names your own JAX twice: {installed_version()} is `current` "
                          "here; name it once")
@@ -116,6 +122,9 @@ def measure(args: argparse.Namespace, argv: list[str], entry: Entry) -> Releases
 def _walked(low: str, high: str) -> list[str]:
     """The served releases from ``low`` to ``high``; ``InputError`` where they cannot be
     listed, or where either end is not among them."""
+    if not in_order(low, high):
+        raise InputError(f"--bisect {low}..{high}: name the older release first: "
+                         f"--bisect {high}..{low}")
     walked = served(low, high)
     if isinstance(walked, str):
         raise InputError(f"--bisect could not list the releases the package index serves "
