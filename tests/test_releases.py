@@ -75,7 +75,7 @@ def test_a_compile_three_times_slower_is_judged_and_worded_by_the_one_rule(measu
     assert said[0].startswith(f"XLA compile 3.00× {clock} in 0.10.2 than in 0.9.0 (")
     medians = f"; {fmt_s(compile_stage.old_s)} → {fmt_s(compile_stage.new_s)}"
     assert said[0].endswith(medians + (" CPU time)" if clock != "slower" else ")"))
-    assert said[1].split() == ["0.9.0", "0.10.2"]
+    assert said[1].split() == ["flat,", "wall", "time", "0.9.0", "0.10.2"]  # its clock said
     assert said[-1] == "environments: /cache (made once, reused)"
     assert len(said) <= 12
     verbose = text(found, verbose=True)
@@ -395,7 +395,7 @@ def test_bisect_names_the_release_measuring_each_one_names_and_measures_fewer(me
     assert said[0].startswith("first slower in 0.10.0, of 0.9.0 to 0.10.2: XLA compile 3.00× ")
     assert said[1] == ("measured 4 of the 7 releases from 0.9.0 to 0.10.2, by halving: "
                        "0.9.0, 0.9.2, 0.10.0, 0.10.2")
-    assert said[2].split() == ["0.9.0", "0.9.2", "0.10.0", "0.10.2"]
+    assert said[2].split() == ["flat,", "wall", "time", "0.9.0", "0.9.2", "0.10.0", "0.10.2"]
     each["0.9.2"] = ReleaseResult("0.9.2", TimedOut(20.0, "jitcompare g: flat 1/3 · XLA compile"))
     hung = bisect(WALKED, each.__getitem__, "/c")  # a hang counts as slower
     assert hung.found == (("compile_s", "0.9.2"),)

@@ -242,7 +242,7 @@ def _stage(position: str | None) -> tuple[str, str]:
 
 def table(r: Releases) -> list[str]:
     """The stages, the program's figures and the nesting verdict, a column a release."""
-    head = ["", *(_heading(x) for x in r.results)]
+    head = ["flat, wall time", *(_heading(x) for x in r.results)]
     rows = [head]
     for phase in PHASES:
         rows.append([PHASE_LABELS[phase], *(_cell(x.measured, phase) for x in r.results)])
