@@ -122,8 +122,7 @@ def _whole(c: Comparison) -> str:
 
 
 def verdict(c: Comparison) -> str:
-    """One sentence on what nesting changed: the first call, then the stages (the
-    record derives it, so a saved report carries the same words)."""
+    """One sentence on what nesting changed: the first call, then the stages."""
     return c.verdict.text
 
 
@@ -138,22 +137,19 @@ def details(v: Verdict) -> list[str]:
 
 
 def _rest_cell(v: VariantResult) -> str:
-    """The median rest of the first call, where JAX's events timed the stages inside it
-    (elsewhere the stages are not parts of the first call: "—")."""
+    """The median rest of the first call, where JAX's events timed the stages in it ("—")."""
     return fmt_s(v.first_call_parts()["rest_s"]) if v.stages_from == FROM_EVENTS else "—"
 
 
 def _rest_rows(c: Comparison) -> list[list[str | Cell]]:
-    """The rest-of-first-call row, where any variant measured one; no ratio: the rule
-    judges samples, and the rest is a difference of medians."""
+    """The rest-of-first-call row, where measured; no ratio (a difference of medians)."""
     if not any(c.variants[v].stages_from == FROM_EVENTS for v in VARIANTS):
         return []
     return [[REST_ROW, *(_rest_cell(c.judged(v)) for v in VARIANTS), ""]]
 
 
 def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
-    """One row per phase (median, min–max), the rest of the first call where measured,
-    and one per structure count either variant holds, flat against nested."""
+    """One row per phase, the rest of the first call, and each structure count."""
     rows: list[list[str | Cell]] = [
         [PHASE_LABELS[p], *(_median_cell(c.judged(v).samples.get(p, [])) for v in VARIANTS),
          _ratio_cell(c, p)] for p in PHASES]
@@ -167,8 +163,7 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
 
 
 def _cpu_rows(c: Comparison) -> list[list[str | Cell]]:
-    """The process's CPU time of each phase measured on it (all threads, so it can
-    exceed wall time), judged by the same rule."""
+    """The process's CPU time of each phase (all threads), judged by the same rule."""
     return [[f"{PHASE_LABELS[p]}, CPU time",
              *(_median_cell(on(c.judged(v).samples, p, CPU)) for v in VARIANTS),
              _ratio_cell(c, p, CPU)]
@@ -187,8 +182,7 @@ def _busy(c: Comparison) -> list[Block]:
 
 
 def _warm(c: Comparison) -> list[Block]:
-    """The line that says which runs were not cold (:attr:`Comparison.warm_runs`), under
-    the verdict; the report reads the rest (none where every run was cold)."""
+    """The line under the verdict that says which runs were not cold (none where all were)."""
     return not_cold({name: (c.variants[name].samples, runs)
                      for name, runs in c.warm_runs.items()},
                     "the verdict, the table, the chart and the causes leave {them} out")
@@ -196,9 +190,7 @@ def _warm(c: Comparison) -> list[Block]:
 
 def not_cold(found: dict[str, tuple[Mapping[str, Sequence[float]], tuple[int, ...]]],
              counted: str) -> list[Block]:
-    """``Not cold: nested runs 4 and 5 compiled in ...``: the runs of each named series
-    (its samples, the runs found warm) whose compile was not cold, and what counts them
-    (``counted``, its ``{them}`` said of one run or of several)."""
+    """``Not cold: nested runs 4 and 5 compiled in ...``, and what counts them."""
     said = [_warm_clause(name, samples, runs) for name, (samples, runs) in found.items()]
     if not said:
         return []
@@ -213,9 +205,7 @@ def not_cold(found: dict[str, tuple[Mapping[str, Sequence[float]], tuple[int, ..
 
 def _warm_clause(name: str, samples: Mapping[str, Sequence[float]],
                  runs: tuple[int, ...]) -> str:
-    """``nested runs 4 and 5 compiled in 402 ms and 520 ms, under 70% of 3.1 s (the
-    slower of the series' first compile and its median)``: the threshold's figure is
-    :func:`~jitmagic.model.stats.cold.reference`."""
+    """``nested runs 4 and 5 compiled in 402 ms and 520 ms, under 70% of 3.1 s (…)``."""
     wall = on(samples, COMPILE, WALL)
     numbers, times = (_listed([str(i + 1) for i in runs]),
                       _listed([fmt_s(wall[i]) for i in runs]))
@@ -245,8 +235,7 @@ def partial(stopped: str | None) -> list[Block]:
 
 
 def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
-    """The comparison as blocks, built once: :func:`text_table` and :func:`html_summary` render
-    these same blocks."""
+    """The comparison as blocks, built once for the text table and the HTML summary."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)}; "
                                  f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
@@ -272,8 +261,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
 
 
 def notes(c: Comparison, limit: int = MAX_ITEMS) -> list[Block]:
-    """Each variant's notes, one said of every variant once (``note:``), at most
-    ``limit`` of them."""
+    """Each variant's notes, one said of every variant once, at most ``limit``."""
     each = [set(v.notes) for v in c.variants.values()]
     every = [n for n in dict.fromkeys(n for v in c.variants.values() for n in v.notes)
              if all(n in held for held in each)]
@@ -286,8 +274,7 @@ def notes(c: Comparison, limit: int = MAX_ITEMS) -> list[Block]:
 
 
 def _helpers_line(c: Comparison) -> str:
-    """The helpers the nested variant nested; those found, where it never ran (at most
-    :data:`~.blocks.MAX_ITEMS` named)."""
+    """The helpers the nested variant nested (or those found, where it never ran)."""
     calls, own = c.nested.helper_calls, c.nested.own_jit
     helpers, left = first(c.nested.helpers)
     names = ", ".join(f"{shown_name(h)} ({calls[h]} jit call{'s' * (calls[h] != 1)}"
@@ -330,8 +317,7 @@ def _processes(c: Comparison) -> str:
 
 
 def _repeats(c: Comparison) -> dict[str, int]:
-    """Each measured variant's finished cold runs, less those that were not cold (a
-    variant not measured is left out)."""
+    """Each measured variant's finished cold runs, less those that were not cold."""
     return {name: len(c.judged(name).samples.get("first_call_s", []))
             for name, v in c.variants.items() if any(v.samples.values())}
 

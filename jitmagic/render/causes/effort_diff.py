@@ -1,6 +1,4 @@
-"""``--effort`` in a diff's report (an entry of :data:`jitmagic.render.diff.DIFF_SECTIONS`):
-each setting's XLA compile and call, NEW against OLD, as
-:func:`jitmagic.model.diff.effort_diff` judged them."""
+"""``--effort`` in a diff's report: each setting's compile and call, NEW against OLD."""
 
 from __future__ import annotations
 
@@ -22,10 +20,7 @@ RATIOS_HEADER = ("setting", "compile ratio OLD", "compile ratio NEW", "per-call 
 
 
 def blocks(d: Diff) -> list[Block]:
-    """``--effort``'s diff, where both reports measured it: a note naming the one clock and
-    saying no gate judges it, a row per setting (the default first) and stage, and the
-    settings only one report measured; one line where only one report measured it;
-    nothing where neither did."""
+    """``--effort``'s diff: a clock note, a row per setting and stage, and the unmatched."""
     if d.effort is None:
         return [Para([f"XLA's effort (--effort): measured in {d.effort_in} only, so not "
                       "compared"])] if d.effort_in else []

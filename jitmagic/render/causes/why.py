@@ -1,6 +1,4 @@
-"""The "why is the first call slow" section: the causes of
-:func:`jitmagic.model.causes.cause.causes`, the measured savings first, then where the
-first call's time goes, then what could not be decided or measured."""
+"""The "why is the first call slow" section: measured savings, where time goes, the rest."""
 
 from __future__ import annotations
 
@@ -46,10 +44,7 @@ FOLDED = "every cause in full: its figures, the stages, what was not measured"
 
 
 def section(c: Comparison, verbose: bool = False) -> tuple[str, Html] | None:
-    """The section as (text, HTML), none where nothing at all was measured and nothing
-    stopped: the answer first (:func:`answer`), every cause in full after it in HTML
-    behind a click; with ``verbose``, the causes in full alone (the answer restates
-    their first lines)."""
+    """The section as (text, HTML): the answer first, the causes in full after it."""
     full = blocks(c)
     if not full or verbose:
         return (as_text(full), as_html(full)) if full else None
@@ -57,8 +52,7 @@ def section(c: Comparison, verbose: bool = False) -> tuple[str, Html] | None:
 
 
 def answer(c: Comparison) -> list[Block]:
-    """What ``--why`` asks, briefly: the biggest measured saving and what to do about it,
-    then where the first call's time goes (or why no stage was measured)."""
+    """What ``--why`` asks, briefly: the biggest saving and its fix, then where time goes."""
     of = _by_kind(c)
     clock = clock_of(c)
     first = median(on(c.judged("flat").samples, "first_call_s", clock))
@@ -80,8 +74,7 @@ def _by_kind(c: Comparison) -> dict[str, list[Cause]]:
 
 
 def blocks(c: Comparison) -> list[Block]:
-    """The section in full as blocks; none where nothing at all was measured and nothing
-    stopped."""
+    """The section in full as blocks; none where nothing was measured and nothing stopped."""
     of = _by_kind(c)
     if not of[STAGE] and not c.stopped_anywhere:
         return []

@@ -1,5 +1,4 @@
-"""What to do about each kind of recompile: only fixes shown to remove it and keep the
-result (``tests/test_watch_fixes.py``), and notes where none was."""
+"""What to do about each kind of recompile: only fixes shown to work, else notes."""
 
 from __future__ import annotations
 
@@ -94,8 +93,7 @@ NOTED = {
 
 
 def advice(reason: ReasonRow) -> str | None:
-    """The line under a reason: ``fix: ...`` where a fix was shown to work for its case,
-    ``note: ...`` where none was; None for neither."""
+    """The line under a reason: ``fix: ...`` or ``note: ...``; None for neither."""
     arg = f"`{clip(reason.argument, 40)}`" if reason.argument else "it"
     spec = split_spec(reason.values) if reason.kind == SHARDING else None
     if spec is not None:
@@ -114,8 +112,7 @@ _DIM = re.compile(r"(?:[^,(]|\([^)]*\))+")
 
 
 def split_spec(values: tuple[str, ...]) -> str | None:
-    """``P('data')``: the split of the first value JAX wrote with a dimension over mesh
-    axes (``f32[8@data,4]``, ``f32[8@(data,model),4]``); None where none was split."""
+    """``P('data')``: the split of the first value JAX wrote as split; None where none."""
     found = next((m for v in values if (m := _DIMS.search(v))), None)
     if found is None:
         return None
@@ -127,6 +124,5 @@ def split_spec(values: tuple[str, ...]) -> str | None:
 
 
 def explained(reason: ReasonRow) -> str:
-    """The words under a reason: what the watch knew, else JAX's own (a ledger saved
-    before the watch noted facts kept its sentence there)."""
+    """The words under a reason: what the watch knew, else JAX's own."""
     return NOTED[reason.noted] if reason.noted else reason.text

@@ -1,5 +1,4 @@
-"""The sentences of notes that take more than a template, and the names of the things a cell
-changed and jitmagic put back or left (:data:`THINGS`)."""
+"""The sentences of notes that take more than a template, and :data:`THINGS`."""
 
 from __future__ import annotations
 
@@ -97,8 +96,7 @@ def leaks(n: Note) -> str:
 
 
 def _structures(n: Note) -> str:
-    """The two sides where the structures differ: "shape (3,) vs (4,)", "a leaf
-    float32[3] vs Point", "Linear with static data 3 vs Linear with static data 4"."""
+    """The two sides where the structures differ: "shape (3,) vs (4,)", …."""
     if n.structure == "shape":
         return f"shape {n.shapes[0]} vs {n.shapes[1]}"
     return " vs ".join(f"a leaf {dtype}{list(shape)}" if not node else
@@ -187,8 +185,7 @@ def listed(names: list[str]) -> str:
 
 
 def said(change: str, how: str = "") -> str:
-    """The sentence of a row that put back ``change`` (``how``: to what, where that is
-    not simply as it was)."""
+    """The sentence of a row that put back ``change`` (``how``: to what)."""
     return (f"the cell, or the code it ran, {change}: it applied while measuring and is "
             f"put back now{how}")
 
