@@ -27,7 +27,6 @@ from ..model.stats.verdicts import BUDGET
 from ..model.stats.witness import CPU
 from ..model.stats.witness import FIRST_CALL
 from ..model.stats.witness import WALL
-from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from ..model.sweep import Sweep
 from ..model.target import target_of
@@ -365,14 +364,10 @@ def more_line(c: Comparison, html: str | None) -> str:
     warned = f", {counted(len(c.warnings), 'warning')}" if c.warnings else ""
     noted = len({n for v in c.variants.values() for n in v.notes})
     noted_said = f", {counted(noted, 'note')}" if noted else ""
-    said = [f"-v (spreads, {clock_name(_other(c))}, program sizes, causes{warned}{noted_said})"]
+    other = WALL if c.clock_of(FIRST_CALL) == CPU else CPU  # the clock the table does not show
+    said = [f"-v (spreads, {clock_name(other)}, program sizes, causes{warned}{noted_said})"]
     if any(x.option for x in c.why if not x.measured):
         said.append("--why")
     if html:
         said.append(f"report: {html}")
     return "more: " + " · ".join(said)
-
-
-def _other(c: Comparison) -> Clock:
-    """The clock the table does not show: wall time on a busy machine, else CPU time."""
-    return WALL if c.clock_of(FIRST_CALL) == CPU else CPU

@@ -94,9 +94,7 @@ SMALLER_INPUT = "same program, from a smaller input"
 
 
 def stage_ratio(c: Comparison, phase: str) -> str:
-    """``13.0×`` where the rule calls a difference; its outcome's word where it does not (never a
-    ratio that reads as a difference); where XLA built one program from both, that the per-call
-    times are of one program, and why a compile that differs built the same one."""
+    """``13.0×`` where the rule calls a difference, else its outcome's word (or one program)."""
     clock = c.clock_of(phase)
     d = c.difference(phase, clock)
     if math.isnan(d.ratio):

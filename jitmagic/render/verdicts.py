@@ -93,9 +93,7 @@ def verb(clock: Clock, past: bool = False) -> str:
 
 def stated(what: str, d: Difference, clock: Clock = WALL, past: bool = False,
            wall_named: bool = False) -> str:
-    """The rule's verdict on ``what`` as a sentence, with its interval (``the first call is 2×
-    faster (1.5×–3.0×)``); ``past``: "was", "took", "showed"; ``wall_named``: a wall-time verdict
-    says so ("2× faster in wall time") among figures of CPU time."""
+    """``the first call is 2× faster (1.5×–3.0×)``; ``past`` and ``wall_named`` as said."""
     if d.kind == SAME:
         said = f"{what} {'showed' if past else 'shows'} {times(d, clock)}"
     else:

@@ -1,6 +1,4 @@
-"""The words of every cause of a slow first call: what was measured (``said``) and what to do
-(``fix``), made of a :class:`~jitmagic.model.causes.cause.Cause`'s facts; and the "why is the
-first call slow" section that ranks them."""
+"""The words of every cause of a slow first call (``said``, ``fix``), and the ranked section."""
 
 from __future__ import annotations
 

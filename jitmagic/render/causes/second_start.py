@@ -165,9 +165,7 @@ def writing(r: CacheRow) -> str:
 
 
 def _by_rule(d: Difference, clock: Clock, said: dict[str, str], **words: str) -> str:
-    """The sentence ``said`` holds for ``d``'s kind ("" for any other), filled with
-    ``words`` and the rule's: ``{times}``, ``{interval}`` (spaced; none with one run),
-    ``{said}`` (both), ``{verb}`` ("is", "takes") and ``{verbed}`` ("was", "took")."""
+    """The sentence ``said`` holds for ``d``'s kind ("" for any other), its fields filled."""
     rule = {"times": times(d, clock), "interval": f" {interval(d)}".rstrip(),
             "said": with_interval(d, clock), "verb": verb(clock),
             "verbed": verb(clock, past=True)}

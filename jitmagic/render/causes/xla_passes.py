@@ -80,7 +80,8 @@ PART_WORDS = {
 
 def _variant(variant: str, c: ProfiledCompile, where: str | None = None) -> list[Block]:
     parts = ", ".join(_part_said(c, part) for part in compile_events.of(c.backend).parts)
-    line = f"{variant}: profiled compile {fmt_s(c.compile_s)}{where or _on(c)}; {parts}."
+    on = "" if c.backend is None else f" on the {backend_named(c.backend).label}"
+    line = f"{variant}: profiled compile {fmt_s(c.compile_s)}{where or on}; {parts}."
     if c.read_s and c.backend is not None:
         line += f" The parts read cover {pct(c.share(c.read_s))} of the compile."
     if not c.passes:
@@ -94,11 +95,6 @@ def _variant(variant: str, c: ProfiledCompile, where: str | None = None) -> list
         rows.append([f"{len(ranked) - TOP} more passes", fmt_s(left), pct(c.share(left)), ""])
     columns = ("HLO pass", "seconds, wall time", "share of the compile", "runs")
     return [Para([line]), Table(columns, rows, indent="  ")]
-
-
-def _on(c: ProfiledCompile) -> str:
-    """`` on the TPU``: the backend it compiled for ("" in a report that did not say)."""
-    return "" if c.backend is None else f" on the {backend_named(c.backend).label}"
 
 
 def _part_said(c: ProfiledCompile, part: str) -> str:

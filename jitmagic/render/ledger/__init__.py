@@ -55,9 +55,7 @@ from .words import shown
 
 
 def answer(ledger: Ledger) -> str:
-    """The ledger in one or two sentences: what compiled again first (the function that
-    cost most, and how often), then every compile's seconds of the run's, warm-ups
-    included (a short run is mostly its first compiles: no sign of a loop bound by them)."""
+    """The ledger in a sentence or two: what compiled again first, then all compile seconds."""
     where = f"{ledger.source}'s {fmt_s(ledger.wall_s)}"
     others = _others(ledger)
     if ledger.count == 0:

@@ -101,10 +101,7 @@ def _stretch(value: str, lo: int, width: int) -> str:
 
 
 def live_line(c: Compile, again: int, run: int, source_file: str | None = None) -> str:
-    """One recompile, said as it happens (``again``: its function's recompiles so far, this one
-    included; ``run``: the run's): ``jitwatch: `step` compiles again (recompile 1 here) at line 9,
-    shape of `x`: f32[32,8] → f32[4,8]``, ``(its recompile 2; 5 in the run)`` where other functions
-    recompiled; ``source_file``: the watched cell's, whose lines read ``line N``."""
+    """``jitwatch: `step` compiles again (recompile 1 here) at line 9, shape of `x`: …``."""
     where = Ledger((c,), 0.0, source_file=source_file)
     called_at = place(c.call_site, where)
     at = f" at {printable(called_at)}" if called_at else ""

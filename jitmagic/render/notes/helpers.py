@@ -255,8 +255,7 @@ def setting(n: Note) -> str:
 
 
 def jax_environ(n: Note) -> str:
-    """JAX reads ``JAX_*`` once at import, XLA the others (``XLA_FLAGS``, device lists) once as its
-    backend starts: set after that they changed nothing, set before it they stay in effect."""
+    """JAX reads ``JAX_*`` at import, XLA the others as its backend starts: set later, no effect."""
     said_late = (f"changed {marked(n.late, n.added)}, which had no effect: JAX "
                  "reads such variables once, when jax is imported (JAX_*) or its backend "
                  "starts (the others), and that was before the cell; the variable is put "

@@ -1,6 +1,4 @@
-"""One cell under several JAX releases (``--jax``), in words: the answer first (the largest
-change, or a release that hung, crashed or could not be installed), the stages side by side;
-``-v`` adds every change and finding. Each change is the one rule's, worded by :mod:`.verdicts`."""
+"""One cell under several JAX releases (``--jax``), in words: the answer, then the stages."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""A comparison as Chrome trace events (``--trace FILE.json``) for Perfetto and speedscope: a
-process per release, sweep value or comparison; a thread per variant (its median first call
-holding its stages) and per ``--xla`` profiled compile. Microseconds, as the format has them."""
+"""A comparison as Chrome trace events (``--trace FILE.json``) for Perfetto, in µs."""
 
 from __future__ import annotations
 
