@@ -13,7 +13,6 @@ from ..model.rows import FROM_EVENTS
 from ..model.rows import PHASES
 from ..model.rows import STRUCTURE
 from ..model.rows import VARIANTS
-from ..model.rows import VariantResult
 from ..model.stats.cold import COMPILE
 from ..model.stats.cold import WARM_SHARE
 from ..model.stats.cold import reference
@@ -134,16 +133,13 @@ def details(v: Verdict) -> list[str]:
     return [] if v.text == v.headline else [v.text]
 
 
-def _rest_cell(v: VariantResult) -> str:
-    """The median rest of the first call, where JAX's events timed the stages in it ("—")."""
-    return fmt_s(v.first_call_parts()["rest_s"]) if v.stages_from == FROM_EVENTS else "—"
-
-
 def _rest_rows(c: Comparison) -> list[list[str | Cell]]:
     """The rest-of-first-call row, where measured; no ratio (a difference of medians)."""
     if not any(c.variants[v].stages_from == FROM_EVENTS for v in VARIANTS):
         return []
-    return [[REST_ROW, *(_rest_cell(c.judged(v)) for v in VARIANTS), ""]]
+    rest = [fmt_s(j.first_call_parts()["rest_s"]) if j.stages_from == FROM_EVENTS else "—"
+            for j in map(c.judged, VARIANTS)]
+    return [[REST_ROW, *rest, ""]]
 
 
 def _phase_rows(c: Comparison) -> list[list[str | Cell]]:

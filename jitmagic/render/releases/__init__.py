@@ -220,7 +220,7 @@ def _stage(position: str | None) -> tuple[str, str]:
 
 def table(r: Releases) -> list[str]:
     """The stages, the program's figures and the nesting verdict, a column a release."""
-    head = ["", *(_heading(x) for x in r.results)]
+    head = ["", *(x.release + " (none)" * (x.measured is None) for x in r.results)]
     rows = [head]
     for phase in PHASES:
         rows.append([PHASE_LABELS[phase], *(_cell(x.measured, phase) for x in r.results)])
@@ -232,10 +232,6 @@ def table(r: Releases) -> list[str]:
     return ["  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
                              for i, (cell, w) in enumerate(zip(row, widths, strict=True))
                              ).rstrip() for row in rows]
-
-
-def _heading(x: ReleaseResult) -> str:
-    return x.release if x.measured is not None else f"{x.release} (none)"
 
 
 def _cell(c: Comparison | None, phase: str) -> str:
