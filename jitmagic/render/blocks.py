@@ -25,12 +25,9 @@ T = TypeVar("T")
 
 #: Long texts (a jaxpr) are cut to this many lines or characters when shown.
 MAX_LINES, MAX_CHARS = 300, 100_000
-#: Lists a report shows item by item (helpers, notes, a sweep's values) show at most
-#: this many; a line says how many more the record holds (a report from someone else
-#: may hold thousands, and must still render in about a second).
+#: Lists shown item by item show at most this many, then how many more (render in a second).
 MAX_ITEMS = 50
-#: Code (a function's name, a helper's) shows at most this many characters; the record
-#: keeps the whole name.
+#: Code (a function's name) shows at most this many characters; the record keeps it whole.
 MAX_NAME = 200
 
 STYLES = {"": "", "error": " style='color:#a00'", "warning": " style='color:#a60'",
@@ -211,9 +208,7 @@ class Image:
 Block = Heading | Para | Pre | Details | Image | Table
 
 
-#: The columns a line of prose takes at most in the report being rendered (None: any),
-#: set by :func:`wrapped_to` around a whole report, so that every section's prose fits
-#: the terminal, ``-v``'s as the glance's, without each section passing it on.
+#: The columns prose takes at most (None: any), set by :func:`wrapped_to` for a whole report.
 WIDTH: ContextVar[int | None] = ContextVar("WIDTH", default=None)
 
 
@@ -245,8 +240,7 @@ def as_text(blocks: Iterable[Block]) -> str:
     return "\n".join(lines)
 
 
-#: A space after a digit or around an arrow: ``923 ms``, ``3 runs``, ``923 ms → 366 ms``
-#: are never broken across two lines.
+#: A space after a digit or around an arrow (``923 ms → 366 ms``): never broken at.
 _AFTER_DIGIT = re.compile(r"(?<=\d) | (?=→)|(?<=→) ")
 #: Stands for such a space while a line is wrapped (no ASCII space, so no break).
 _KEPT = "\u00a0"

@@ -125,12 +125,8 @@ def _joined(shown: Sequence[tuple[str, str]]) -> dict[str, str]:
             "text/html": "\n".join(h for _, h in shown)}
 
 
-#: The rendering layer's table of parts: each part's section, by its name in the table of
-#: parts (:data:`jitmagic.model.parts.PARTS`, facts only: it imports no layer above it);
-#: a part absent here is shown by another's section (the advice, with the attribution).
-#: The sections of the parts' diffs: :data:`jitmagic.render.diff.DIFF_SECTIONS`. A
-#: section takes the comparison, whether to draw charts and whether in full (``-v``), and
-#: returns (text, HTML), or None where it has nothing to show.
+#: Each part's section by its name in :data:`jitmagic.model.parts.PARTS`: (comparison, plot,
+#: verbose) -> (text, HTML), or None where it has nothing to show.
 SECTIONS: dict[str, Callable[[Comparison, bool, bool], tuple[str, str] | None]] = {
     "orderings": orderings.section,
     "attribution": attribution.section,

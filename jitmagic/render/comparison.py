@@ -87,8 +87,7 @@ def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
     return fmt_ratio(d.ratio) + flag
 
 
-#: Where two figures of a compile seem to disagree, why: XLA's compile of the nested program differs
-#: while it built the same program from both (its input, before it inlines the calls, is smaller).
+#: Why a nested compile differs though XLA built the same program (its input is smaller).
 SMALLER_INPUT = "same program, from a smaller input"
 
 

@@ -262,8 +262,7 @@ def clock_line(d: Diff) -> str | None:
             " (wall time on a busy machine moves with the load, not with the code)")
 
 
-#: What follows each reason rows are not judged for (:data:`LOADS_DIFFER`,
-#: :data:`NESTS_DIFFER`): what is not judged, and what to do.
+#: What is not judged for each reason, and what to do.
 NOT_JUDGED_BECAUSE = {
     LOADS_DIFFER: ("the timing stages are not judged, since CPU time too moves with the "
                    "load (docs/significance.md); measure OLD and NEW under alike loads, or "
@@ -378,8 +377,7 @@ def effort_blocks(d: Diff) -> list[Block]:
     return out
 
 
-#: The parts a diff's report shows, by their name in the table of parts
-#: (:data:`jitmagic.model.parts.PARTS`; their differs: :data:`jitmagic.model.diff.DIFFERS`).
+#: The parts a diff's report shows, by their name in :data:`jitmagic.model.parts.PARTS`.
 DIFF_SECTIONS: dict[str, Callable[[Diff], list[Block]]] = {"effort": effort_blocks}
 
 

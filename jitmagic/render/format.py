@@ -14,9 +14,7 @@ from .verdicts import OUTCOME
 
 #: The part of a first call outside trace, lower and compile: dispatch, execution, Python.
 REST_LABEL = "rest of first call"
-#: Its table row: the median run's rest, not a median of rests, so that the row and the
-#: stages' medians above it need not add up to the median first call (the chart's bar,
-#: the median run's parts, does).
+#: Its table row: the median run's rest, not a median of rests (so rows need not add up).
 REST_ROW = f"{REST_LABEL}, median run"
 PHASE_LABELS = {
     "trace_s": "trace",
@@ -25,8 +23,7 @@ PHASE_LABELS = {
     "first_call_s": "first call",
     "execute_s": "execute (per call)",
 }
-#: How reports label each structure figure of a variant
-#: (:data:`jitmagic.model.rows.STRUCTURE`, in its order).
+#: How reports label each structure figure (:data:`jitmagic.model.rows.STRUCTURE`).
 FIGURE_LABELS = {
     "jaxpr_eqns": "jaxpr equations",
     "jaxpr_eqns_top": "jaxpr equations (top level)",

@@ -30,8 +30,7 @@ from .blocks import shown_name
 from .comparison import partial
 from .format import fmt_exponent
 
-#: A sweep's table and chart show at most this many values, the first measured (the
-#: growth row is fitted on all of them); the heading names at most ``MAX_NAMED``.
+#: The most values a sweep's table and chart show (the fit uses all), and its heading names.
 MAX_POINTS, MAX_NAMED = 200, 20
 
 SHORT = {"trace_s": "trace", "lower_s": "lower", "compile_s": "compile",

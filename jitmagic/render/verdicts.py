@@ -24,8 +24,7 @@ from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import is_busy
 
-#: The one word of each of the rule's four outcomes, in every verdict, table and chart
-#: (a decided gap says its ratio before it: ``2.60× faster``).
+#: The one word of each of the rule's four outcomes, in every verdict, table and chart.
 OUTCOME = {FASTER: "faster", SLOWER: "slower", SAME: "no measurable difference",
            INCONCLUSIVE: "inconclusive"}
 

@@ -68,8 +68,7 @@ UNROLLED = "the unrolled Python loop (under Python tracing) also multiplies what
 NOT_TIMED = ("what rewriting it saves is not measured (jitmagic does not rewrite your loops)")
 #: The share of a compile from which its biggest HLO pass is named.
 NAMED_PASS = 0.05
-#: What a warm cache's saving is judged against: the first call with no cache; in a
-#: report of jitmagic 0.5 or older, which measured none, the first start.
+#: What a warm cache's saving is judged against (the first start in reports of 0.5 or older).
 NO_CACHE = "with no cache"
 FIRST_START = "on the first start, which writes the cache"
 

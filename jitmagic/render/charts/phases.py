@@ -129,8 +129,7 @@ def _stack(ax: Axes, c: Comparison, row: int, v: VariantResult, scale: float,
     return left
 
 
-#: The cold panel's width in points, about (the figure's 9 inches, 3/4 of it, less the
-#: row names and padding): what a label at a bar's end needs room in.
+#: The cold panel's width in points, about: the room a label at a bar's end has.
 PANEL_PT = 380.0
 
 

@@ -18,8 +18,7 @@ from ...model.stats.units import time_unit
 BLACK, ORANGE, SKY_BLUE, BLUISH_GREEN = "#000000", "#e69f00", "#56b4e9", "#009e73"
 YELLOW, BLUE, VERMILLION, REDDISH_PURPLE = "#f0e442", "#0072b2", "#d55e00", "#cc79a7"
 
-#: One colour per part of a first call, and per call. The first call is drawn as a
-#: marker only where its stages came from a separate staged run.
+#: One colour per part of a first call, and per call (a marker: stages from a staged run).
 PHASE = {
     "trace_s": BLUE,
     "lower_s": BLUISH_GREEN,
@@ -51,8 +50,7 @@ LEGEND_PT = 10
 LABEL_PT = 10
 
 
-#: A chart shows at most this many characters of a name (a report from someone else may
-#: hold a name of megabytes, and laying one out takes matplotlib minutes).
+#: A chart shows at most this many characters of a name (laying out megabytes takes minutes).
 MAX_LABEL = 60
 
 

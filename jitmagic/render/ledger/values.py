@@ -40,8 +40,7 @@ def reason_words(reason: ReasonRow) -> str:
     return what
 
 
-#: JAX's top-level pytree paths, in words: a jitted call's arguments are the pair
-#: (positional, keywords).
+#: JAX's top-level pytree paths of a jitted call's (positional, keywords), in words.
 TOP_PATHS = {"[0]": "the positional arguments", "[1]": "the keyword arguments"}
 
 

@@ -7,8 +7,7 @@ from collections.abc import Callable
 from ...model import parts as table
 from ...model.notes import Note
 
-#: Why a planned helper that the program holds no jit call of stays inline, where no
-#: library primitive holds it.
+#: Why a planned helper with no jit call in the program stays inline (no library holds it).
 NO_CALL = "no call of it went through a jit while tracing (its program has no jit call of it)"
 #: How the reason the out-of-line row of ``--effort`` was not measured begins.
 NOT_MEASURED = "out of line was not measured"
@@ -65,8 +64,7 @@ def rules_only(n: Note) -> str:
             f"a function where its own body builds equations{never}")
 
 
-#: How a helper of each library uses its caller's traced values without being passed
-#: them (a leak through JAX's cache of a jit's constants); None: any other code.
+#: How a helper of each library reads its caller's traced values unpassed (None: any other).
 NOT_PASSED = {
     "haiku": "it reads its parameters with `hk.get_parameter` from the state "
              "`hk.transform` keeps, not from its arguments",
@@ -206,8 +204,7 @@ def logger(name: str) -> str:
     return "the root logger" if not name else f"the {name!r} logger"
 
 
-#: What the sentences call a key of each row (``left_as_is``; its rows:
-#: ``jitmagic.model.notes.KEYS["row"]``).
+#: What the sentences call a key of each row (``jitmagic.model.notes.KEYS["row"]``).
 THINGS: dict[str, Callable[[str], str]] = {
     "figures": lambda _: "pyplot's open figures",
     "listeners": lambda _: "jax.monitoring's listeners",
