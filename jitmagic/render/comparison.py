@@ -214,9 +214,7 @@ def _listed(words: list[str]) -> str:
 
 def _waited(c: Comparison) -> str:
     """``; the cold runs waited for a CPU 2% of the time ...`` ("" unmeasured)."""
-    share = c.waited_share
-    return "" if share is None else \
-        f"; the cold runs {waited(share)}"
+    return "" if c.waited_share is None else f"; the cold runs {waited(c.waited_share)}"
 
 
 def partial(stopped: str | None) -> list[Block]:
@@ -241,8 +239,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
                   outputs_said(c),
                   f"wall time {fmt_s(c.wall_s)} for flat against nested, of which measured "
                   f"{fmt_s(c.measured_s())}{_whole(c)}{_waited(c)}"])]
-    out += [Pre(f"error: {v.error}", "error") for v in c.variants.values()
-            if v.error]
+    out += [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
     out += notes(c)
     warnings, left = first(c.warnings)
     out += [Para([("warning: ", w)], "warning") for w in warnings]
