@@ -222,9 +222,8 @@ def _stage(row: FunctionRow, stage: str) -> str:
 
 
 def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
-    again_s = sum(r.seconds for r in row.reasons if r.kind != FIRST)
     yield (f"`{printable(row.function)}`{defined(row.defined_at, ledger)}: compiled again "
-           f"{plural(row.again, 'time')}, {fmt_s(again_s)}")
+           f"{plural(row.again, 'time')}, {fmt_s(_again_seconds(row))}")
     again = [r for r in row.reasons if r.kind in AGAIN]
     for reason in again[:MAX_REASONS]:
         threads = [t for t in reason.threads if t != ledger.thread]
