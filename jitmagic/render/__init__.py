@@ -45,9 +45,7 @@ def _advice_text(r: Advice) -> str:
     return "\n".join(advice_lines(r))
 
 
-#: Each record type's ``str()`` and forms for IPython: a report (any other record), a diff's
-#: own table, advice in words, a ledger's table, a note in its words (each kind's ``str()``
-#: is registered by :func:`register_notes`; the note's kind is said where none is).
+#: Each record type's ``str()`` and forms for IPython (a note kind's own: :func:`register_notes`).
 _SHOWN: tuple[tuple[type, Callable[..., str], Callable[[Any], dict[str, str]]], ...] = (
     (Shown, text, forms),
     (Diff, _diff.text, lambda r: {"text/plain": _diff.text(r), "text/html": str(_diff.html(r))}),

@@ -34,8 +34,7 @@ NOISY = 0.25
 
 
 def attribution_blocks(a: Attribution) -> list[Block]:
-    """The flat trace split by helper, heaviest first: a title and a table (at most
-    :data:`~.blocks.MAX_ITEMS` helpers, then one row for the rest)."""
+    """The flat trace split by helper, heaviest first: a title and a table."""
     shown, left = a.heaviest(MAX_ITEMS)
     rows: list[tuple[str | Cell, str, str, str, str]] = [
         (Cell(h.helper, code=True), str(h.calls), fmt_s(h.inclusive_s), fmt_s(h.own_s),
@@ -89,8 +88,7 @@ def advice_lines(adv: Advice) -> list[str]:
 
 
 def conclusion(adv: Advice) -> list[str]:
-    """The recommended set and what nesting everything saves: none from a stopped advice
-    (one unfinished pass judges nothing), none where no helper was tried."""
+    """The recommended set and what nesting everything saves (none if stopped or untried)."""
     if adv.stopped:
         return ["  no conclusion and no saving: measuring stopped before the rounds finished"]
     if not adv.ranked:
@@ -111,9 +109,7 @@ def conclusion(adv: Advice) -> list[str]:
 
 def saving_words(what: str, saving_s: float | None, kind: str | None,
                  clock: Clock = WALL) -> str:
-    """``nesting every helper saves 55.7 ms`` only where the one rule called it faster; ``costs 340
-    ms`` where slower; else the change, said not significant (``kind`` None: a report before 0.4,
-    whose savings were not judged)."""
+    """``nesting every helper saves 55.7 ms`` where the rule says faster; ``costs`` if slower."""
     of_cpu = " of CPU time" if clock == CPU else ""
     if saving_s is None:
         return f"{what} fails"
@@ -133,8 +129,7 @@ def _cold_start(clock: Clock) -> str:
 
 
 def candidate_words(c: Candidate, flat_cold_s: float, clock: Clock = WALL) -> str:
-    """One helper's verdict: ``jit `layer`: saves 0.41 s of 0.69 s cold start`` (on the
-    CPU clock, ``of 0.69 s cold-start CPU time``)."""
+    """One helper's verdict: ``jit `layer`: saves 0.41 s of 0.69 s cold start``."""
     name = f"jit `{c.helper}`"
     if c.error:
         return f"{name}: fails under its own jit ({_error_line(c.error)})"
@@ -189,8 +184,7 @@ def _error_line(error: str, width: int = 120) -> str:
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-helper table, chart
-    and advice, where ``--attribute`` or ``--advise`` measured them."""
+    """The per-helper table, chart and advice, where ``--attribute`` or ``--advise`` ran."""
     said = helpers_text(c)
     if not said:
         return None

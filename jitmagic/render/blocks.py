@@ -27,12 +27,9 @@ T = TypeVar("T")
 
 #: Long texts (a jaxpr) are cut to this many lines or characters when shown.
 MAX_LINES, MAX_CHARS = 300, 100_000
-#: Lists a report shows item by item (helpers, notes, a sweep's values) show at most
-#: this many; a line says how many more the record holds (a report from someone else
-#: may hold thousands, and must still render in about a second).
+#: Lists shown item by item show at most this many, then how many more (render in a second).
 MAX_ITEMS = 50
-#: Code (a function's name, a helper's) shows at most this many characters; the record
-#: keeps the whole name.
+#: Code (a function's name) shows at most this many characters; the record keeps it whole.
 MAX_NAME = 200
 
 STYLES = {"": "", "error": " style='color:#a00'", "warning": " style='color:#a60'",
@@ -95,8 +92,7 @@ def _parts(x: str | Inline | Sequence[Inline]) -> tuple[Inline, ...]:
 
 
 def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> str:
-    """``text`` cut to its first ``max_lines`` lines and ``max_chars`` characters, saying
-    how much was left out (a jaxpr of a large model runs to megabytes)."""
+    """``text`` cut to ``max_lines`` lines and ``max_chars`` characters, saying what was cut."""
     lines = text.splitlines()
     kept = "\n".join(lines[:max_lines])[:max_chars]
     left = len(lines) - kept.count("\n") - 1 if lines else 0
@@ -120,8 +116,7 @@ def more(left: int, what: str, of: int | None = None) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """A table cell: ``text`` (a plain string, or parts with :class:`Code` in them), a
-    second line ``detail`` (a min–max spread), all of it code if ``code``."""
+    """A table cell: ``text``, a second line ``detail``, all of it code if ``code``."""
 
     text: str | Sequence[Inline]
     detail: str = ""
@@ -215,9 +210,7 @@ class Image:
 Block = Heading | Para | Pre | Details | Image | Table
 
 
-#: The columns a line of prose takes at most in the report being rendered (None: any),
-#: set by :func:`wrapped_to` around a whole report, so that every section's prose fits
-#: the terminal, ``-v``'s as the glance's, without each section passing it on.
+#: The columns prose takes at most (None: any), set by :func:`wrapped_to` for a whole report.
 WIDTH: ContextVar[int | None] = ContextVar("WIDTH", default=None)
 
 
@@ -232,8 +225,7 @@ def wrapped_to(width: int | None) -> Iterator[None]:
 
 
 def as_text(blocks: Iterable[Block]) -> str:
-    """The blocks as plain text: tables aligned, images left out; a line of prose longer than
-    :data:`WIDTH` wrapped (:func:`fitted`)."""
+    """The blocks as plain text: tables aligned, images left out, long prose wrapped."""
     lines: list[str] = []
     for b in blocks:
         if isinstance(b, Table):
@@ -250,17 +242,14 @@ def as_text(blocks: Iterable[Block]) -> str:
     return "\n".join(lines)
 
 
-#: A space after a digit or around an arrow: ``923 ms``, ``3 runs``, ``923 ms → 366 ms``
-#: are never broken across two lines.
+#: A space after a digit or around an arrow (``923 ms → 366 ms``): never broken at.
 _AFTER_DIGIT = re.compile(r"(?<=\d) | (?=→)|(?<=→) ")
 #: Stands for such a space while a line is wrapped (no ASCII space, so no break).
 _KEPT = "\u00a0"
 
 
 def fitted(line: str, width: int | None = None, indent: str = "    ") -> list[str]:
-    """``line`` wrapped at spaces to ``width`` columns (None: :data:`WIDTH`'s), its later
-    lines indented; a number keeps its unit and no word is split (one longer than
-    ``width`` stays whole)."""
+    """``line`` wrapped at spaces to ``width`` columns, later lines indented, units kept."""
     width = WIDTH.get() if width is None else width
     if width is None or len(line) <= width:
         return [line]
@@ -275,14 +264,12 @@ COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def uncoloured(text: str) -> str:
-    """``text`` without colour codes: the last defence of a fold's jaxpr (printed without
-    colour where it is captured), so a report saved with them reads clean."""
+    """``text`` without colour codes, so a report saved with them reads clean."""
     return COLOUR.sub("", text)
 
 
 def fold(summary: str, body: str, opened: bool = False) -> Html:
-    """``body`` (markup built escaped) folded under ``summary`` (plain text), open where ``opened``:
-    it opens with a click, with no script, so a saved page or a static export keeps it."""
+    """``body`` folded under ``summary``, open where ``opened``: no script needed."""
     return Html(f"<details{' open' * opened}><summary>{_inline_html(prose(summary))}"
                 f"</summary>{body}</details>")
 
@@ -316,8 +303,7 @@ def img(png: bytes, alt: str) -> Html:
 
 
 def switch(key: str, choices: Sequence[tuple[str, Html]], chosen: int = 0) -> Html:
-    """Panels switched by radio buttons and CSS alone: no kernel, no script, so a static export
-    (nbconvert, a notebook viewer) keeps every panel and its toggle."""
+    """Panels switched by radio buttons and CSS alone, so a static export keeps them."""
     key = re.sub(r"[^A-Za-z0-9-]", "-", key)
     shown = " ".join(f"#{key}-{i}:checked ~ .{key}-p{i}," for i in range(len(choices)))
     style = (f"<style>.{key}-panel {{display: none;}} {shown.rstrip(',')} "
@@ -345,9 +331,7 @@ def answer_first(answer: Sequence[Block], rest: Sequence[Block], what: str,
 
 
 def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:
-    """Where the cold samples were taken, where the backend's compiler remembers work
-    between compiles in a process (None elsewhere): each in a fresh process, at what
-    cost; or in this one (the session's figures), with the command that takes cold ones."""
+    """Where the cold samples were taken, where the compiler remembers work (None elsewhere)."""
     said = c.env.get("cold_samples")
     if not said:
         return None
@@ -365,8 +349,7 @@ def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:
 
 
 def provenance(c: Comparison | Sweep) -> list[Block]:
-    """Where a report came from: ``made 2026-12-01T12:30:00Z by jitmagic 0.4.0 with -r 3`` (none
-    in a report written before provenance existed), and the measured source folded (HTML only)."""
+    """Where a report came from (``made … by jitmagic 0.4.0 with -r 3``), source folded."""
     version = c.env.get("jitmagic")
     out: list[Block] = []
     if c.created or version or c.options is not None:

@@ -1,5 +1,4 @@
-"""What a result looks like, in one place: the MIME bundle the magic displays, the one a result (or
-a loaded report) displays as itself, and the self-contained HTML file of the headless command."""
+"""What a result looks like: the MIME bundles shown and the headless command's HTML file."""
 
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ from ..model.stats.verdicts import BUDGET
 from ..model.stats.witness import CPU
 from ..model.stats.witness import FIRST_CALL
 from ..model.stats.witness import WALL
-from ..model.stats.witness import Clock
 from ..model.stats.witness import on
 from ..model.sweep import Sweep
 from ..model.target import target_of
@@ -127,12 +125,8 @@ def _joined(shown: Sequence[tuple[str, str]]) -> dict[str, str]:
             "text/html": "\n".join(h for _, h in shown)}
 
 
-#: The rendering layer's table of parts: each part's section, by its name in the table of
-#: parts (:data:`jitmagic.model.parts.PARTS`, facts only: it imports no layer above it);
-#: a part absent here is shown by another's section (the advice, with the attribution).
-#: The sections of the parts' diffs: :data:`jitmagic.render.diff.DIFF_SECTIONS`. A
-#: section takes the comparison, whether to draw charts and whether in full (``-v``), and
-#: returns (text, HTML), or None where it has nothing to show.
+#: Each part's section by its name in :data:`jitmagic.model.parts.PARTS`: (comparison, plot,
+#: verbose) -> (text, HTML), or None where it has nothing to show.
 SECTIONS: dict[str, Callable[[Comparison, bool, bool], tuple[str, str] | None]] = {
     "orderings": orderings.section,
     "attribution": attribution.section,
@@ -152,9 +146,7 @@ def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
 
 def glanced(c: Comparison, png: bytes | None, plot: bool = True,
             html_path: str | None = None) -> dict[str, str]:
-    """The comparison at a glance (:func:`glance`), then what its options added (the diff against
-    ``--baseline``, the ranked causes where a part that tells one was asked for (:func:`asked_why`),
-    each part's section)."""
+    """The comparison at a glance, then what its options added."""
     short = glance(c, html_path)
     added: list[tuple[str, str]] = [(diff_text(c.baseline), diff_html(c.baseline))] \
         if c.baseline is not None else []
@@ -185,8 +177,7 @@ def sections(c: Comparison, plot: bool = True, why: bool = True,
 
 
 def budget_spent(c: Comparison, part: table.Part) -> list[Block] | None:
-    """Where ``--budget`` ended a part's rounds (its record's ``rounds_ended``), a line
-    saying which part it stopped and after how many rounds; None elsewhere."""
+    """Which part ``--budget`` stopped and after how many rounds; None elsewhere."""
     record = c.part(part.name)
     if getattr(record, "rounds_ended", None) != BUDGET:
         return None
@@ -197,21 +188,18 @@ def budget_spent(c: Comparison, part: table.Part) -> list[Block] | None:
 
 
 def asked_why(c: Comparison) -> bool:
-    """Whether ``c`` measured a part that tells a cause (``--why``, ``--cache``,
-    ``--lines``, ...): its ranked causes are then shown whole, not at a glance only."""
+    """Whether ``c`` measured a part that tells a cause: its causes are then shown whole."""
     return any(c.part(p.name) is not None for p in table.PARTS if p.in_why)
 
 
 def last_value_line(s: Sweep) -> str:
-    """The heading over what a sweep shows of its last value only (the diff against
-    ``--baseline``, ``--lines``, the orderings, attribution and advice): which value."""
+    """The heading over what a sweep shows of its last value only."""
     value = shown_name(f"{s.name}={s.values[-1]!r}")
     return f"For {value}, the last value measured (the sweep ran what follows on it alone):"
 
 
 def stopped_note(parts: list[str]) -> str:
-    """The PARTIAL line of a result whose showing Ctrl-C stopped (``parts``: what it
-    stopped or left out, "the charts"): the measurement itself is whole."""
+    """The PARTIAL line of a result whose showing Ctrl-C stopped (``parts``: what it left out)."""
     return (f"PARTIAL: Ctrl-C stopped {' and '.join(dict.fromkeys(parts))} (the measurement "
             "had finished: every number is in the tables)")
 
@@ -224,8 +212,7 @@ def with_note(data: dict[str, str], note: str) -> dict[str, str]:
 
 def text(c: Comparison | Sweep | Lines, verbose: bool = False, width: int | None = None,
          html_path: str | None = None) -> str:
-    """The plain-text report (a terminal, a log, a CI job): at a glance, or in full with
-    ``verbose`` (``width`` and ``html_path`` as :func:`bundle`'s)."""
+    """The plain-text report: at a glance, or in full with ``verbose``."""
     if isinstance(c, Lines):
         return lines_text(c)
     return bundle(c, plot=False, verbose=verbose, width=width, html_path=html_path)["text/plain"]
@@ -249,14 +236,12 @@ pre {{ background: #f6f6f6; padding: 0.5em; overflow-x: auto; }}
 
 
 def page(title: str, body: str) -> str:
-    """The one self-contained HTML page of every report (a comparison's, a ledger's):
-    ``title`` (plain text, escaped here) over ``body`` (markup built escaped)."""
+    """The one self-contained HTML page of every report: ``title`` (escaped here) over ``body``."""
     return PAGE.format(title=html.escape(printable(title)), body=body)
 
 
 def html_document(c: Comparison | Sweep, plot: bool = True, note: str | None = None) -> str:
-    """A self-contained HTML page of the report: the chart is embedded as PNG data (none without
-    ``plot``), nothing is fetched from a network; ``note`` (a PARTIAL line) follows the report."""
+    """A self-contained HTML page of the report, chart embedded; ``note`` follows it."""
     data = bundle(c, plot=plot)
     body = (with_note(data, note) if note else data)["text/html"]
     shown, left = first(list(c.env.items()))
@@ -274,16 +259,14 @@ def _env_value(v: Any) -> str:
 
 
 def forms(c: Comparison | Sweep | Lines) -> dict[str, str]:
-    """What a record shows as itself: for a ``Comparison`` the same bundle the magic displays,
-    with the chart; for a ``Lines`` table (``jitmagic.lines``) its two forms."""
+    """What a record shows as itself (a ``Comparison``'s bundle, a ``Lines`` table's forms)."""
     if isinstance(c, Lines):
         return {"text/plain": lines_text(c), "text/html": lines_html(c)}
     return bundle(c)
 
 
 def glance(c: Comparison, html: str | None = None) -> list[Block]:
-    """The comparison at a glance, as blocks (``html``: where the HTML report was
-    written, said on the last line)."""
+    """The comparison at a glance, as blocks (``html``: where the HTML report was written)."""
     first_note = notes(c, 1)[:1] if not c.nested.helpers else []  # why none was nested
     return [Para([("jitcompare: ", Code(c.entry), " — ", *prose(verdict_line(c)))], "verdict",
                  bold=True),
@@ -322,8 +305,7 @@ def _runs(c: Comparison) -> str:
 
 
 def _stage_row(c: Comparison, phase: str) -> list[str]:
-    """A stage's medians and ratio on the clock that decides it (named where it is not
-    the header's)."""
+    """A stage's medians and ratio on its deciding clock (named where not the header's)."""
     clock = c.clock_of(phase)
     label = PHASE_LABELS[phase]
     if clock != c.clock_of(FIRST_CALL):
@@ -333,8 +315,7 @@ def _stage_row(c: Comparison, phase: str) -> list[str]:
 
 
 def why_line(c: Comparison) -> str:
-    """The biggest measured cause and what to do about it ("" where none was measured):
-    the biggest saving, else the stage that takes the most of the flat first call."""
+    """The biggest measured cause and what to do about it ("" where none was measured)."""
     savings = [x for x in c.why if x.kind == SAVING]
     if savings:
         return f"why: {_saving(c, savings[0])}"
@@ -347,8 +328,7 @@ def why_line(c: Comparison) -> str:
 
 
 def _saving(c: Comparison, x: Cause) -> str:
-    """``flat inlines `f` at 16 calls (8,208 jaxpr equations against 544); `jax.jit` on
-    `f` saves 535 ms``; any other saving by its name."""
+    """``flat inlines `f` at 16 calls (…); `jax.jit` on `f` saves 535 ms``, or its name."""
     if x.maker != "nesting":
         return f"{x.name} saves {fmt_s(x.seconds)}{'; what to do: ' + x.fix if x.fix else ''}"
     calls = sum(c.nested.helper_calls.values())
@@ -376,19 +356,14 @@ def found_line(c: Comparison) -> str:
 
 
 def more_line(c: Comparison, html: str | None) -> str:
-    """What the full report adds, and where it is: ``-v``, ``--why`` where causes were
-    not measured, the HTML report where one was written."""
+    """What the full report adds, and where it is (``-v``, ``--why``, the HTML report)."""
     warned = f", {counted(len(c.warnings), 'warning')}" if c.warnings else ""
     noted = len({n for v in c.variants.values() for n in v.notes})
     noted_said = f", {counted(noted, 'note')}" if noted else ""
-    said = [f"-v (spreads, {clock_name(_other(c))}, program sizes, causes{warned}{noted_said})"]
+    other = WALL if c.clock_of(FIRST_CALL) == CPU else CPU  # the clock the table does not show
+    said = [f"-v (spreads, {clock_name(other)}, program sizes, causes{warned}{noted_said})"]
     if any(x.option for x in c.why if not x.measured):
         said.append("--why")
     if html:
         said.append(f"report: {html}")
     return "more: " + " · ".join(said)
-
-
-def _other(c: Comparison) -> Clock:
-    """The clock the table does not show: wall time on a busy machine, else CPU time."""
-    return WALL if c.clock_of(FIRST_CALL) == CPU else CPU

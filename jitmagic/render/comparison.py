@@ -13,7 +13,6 @@ from ..model.rows import FROM_EVENTS
 from ..model.rows import PHASES
 from ..model.rows import STRUCTURE
 from ..model.rows import VARIANTS
-from ..model.rows import VariantResult
 from ..model.stats.cold import COMPILE
 from ..model.stats.cold import WARM_SHARE
 from ..model.stats.cold import reference
@@ -88,15 +87,12 @@ def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
     return fmt_ratio(d.ratio) + flag
 
 
-#: Where two figures of a compile seem to disagree, why: XLA's compile of the nested program differs
-#: while it built the same program from both (its input, before it inlines the calls, is smaller).
+#: Why a nested compile differs though XLA built the same program (its input is smaller).
 SMALLER_INPUT = "same program, from a smaller input"
 
 
 def stage_ratio(c: Comparison, phase: str) -> str:
-    """``13.0×`` where the rule calls a difference; its outcome's word where it does not (never a
-    ratio that reads as a difference); where XLA built one program from both, that the per-call
-    times are of one program, and why a compile that differs built the same one."""
+    """``13.0×`` where the rule calls a difference, else its outcome's word (or one program)."""
     clock = c.clock_of(phase)
     d = c.difference(phase, clock)
     if math.isnan(d.ratio):
@@ -122,8 +118,7 @@ def _whole(c: Comparison) -> str:
 
 
 def verdict(c: Comparison) -> str:
-    """One sentence on what nesting changed: the first call, then the stages (the
-    record derives it, so a saved report carries the same words)."""
+    """One sentence on what nesting changed: the first call, then the stages."""
     return c.verdict.text
 
 
@@ -137,23 +132,17 @@ def details(v: Verdict) -> list[str]:
     return [] if v.text == v.headline else [v.text]
 
 
-def _rest_cell(v: VariantResult) -> str:
-    """The median rest of the first call, where JAX's events timed the stages inside it
-    (elsewhere the stages are not parts of the first call: "—")."""
-    return fmt_s(v.first_call_parts()["rest_s"]) if v.stages_from == FROM_EVENTS else "—"
-
-
 def _rest_rows(c: Comparison) -> list[list[str | Cell]]:
-    """The rest-of-first-call row, where any variant measured one; no ratio: the rule
-    judges samples, and the rest is a difference of medians."""
+    """The rest-of-first-call row, where measured; no ratio (a difference of medians)."""
     if not any(c.variants[v].stages_from == FROM_EVENTS for v in VARIANTS):
         return []
-    return [[REST_ROW, *(_rest_cell(c.judged(v)) for v in VARIANTS), ""]]
+    rest = [fmt_s(j.first_call_parts()["rest_s"]) if j.stages_from == FROM_EVENTS else "—"
+            for j in map(c.judged, VARIANTS)]
+    return [[REST_ROW, *rest, ""]]
 
 
 def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
-    """One row per phase (median, min–max), the rest of the first call where measured,
-    and one per structure count either variant holds, flat against nested."""
+    """One row per phase, the rest of the first call, and each structure count."""
     rows: list[list[str | Cell]] = [
         [PHASE_LABELS[p], *(_median_cell(c.judged(v).samples.get(p, [])) for v in VARIANTS),
          _ratio_cell(c, p)] for p in PHASES]
@@ -167,8 +156,7 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
 
 
 def _cpu_rows(c: Comparison) -> list[list[str | Cell]]:
-    """The process's CPU time of each phase measured on it (all threads, so it can
-    exceed wall time), judged by the same rule."""
+    """The process's CPU time of each phase (all threads), judged by the same rule."""
     return [[f"{PHASE_LABELS[p]}, CPU time",
              *(_median_cell(on(c.judged(v).samples, p, CPU)) for v in VARIANTS),
              _ratio_cell(c, p, CPU)]
@@ -187,8 +175,7 @@ def _busy(c: Comparison) -> list[Block]:
 
 
 def _warm(c: Comparison) -> list[Block]:
-    """The line that says which runs were not cold (:attr:`Comparison.warm_runs`), under
-    the verdict; the report reads the rest (none where every run was cold)."""
+    """The line under the verdict that says which runs were not cold (none where all were)."""
     return not_cold({name: (c.variants[name].samples, runs)
                      for name, runs in c.warm_runs.items()},
                     "the verdict, the table, the chart and the causes leave {them} out")
@@ -196,9 +183,7 @@ def _warm(c: Comparison) -> list[Block]:
 
 def not_cold(found: dict[str, tuple[Mapping[str, Sequence[float]], tuple[int, ...]]],
              counted: str) -> list[Block]:
-    """``Not cold: nested runs 4 and 5 compiled in ...``: the runs of each named series
-    (its samples, the runs found warm) whose compile was not cold, and what counts them
-    (``counted``, its ``{them}`` said of one run or of several)."""
+    """``Not cold: nested runs 4 and 5 compiled in ...``, and what counts them."""
     said = [_warm_clause(name, samples, runs) for name, (samples, runs) in found.items()]
     if not said:
         return []
@@ -213,9 +198,7 @@ def not_cold(found: dict[str, tuple[Mapping[str, Sequence[float]], tuple[int, ..
 
 def _warm_clause(name: str, samples: Mapping[str, Sequence[float]],
                  runs: tuple[int, ...]) -> str:
-    """``nested runs 4 and 5 compiled in 402 ms and 520 ms, under 70% of 3.1 s (the
-    slower of the series' first compile and its median)``: the threshold's figure is
-    :func:`~jitmagic.model.stats.cold.reference`."""
+    """``nested runs 4 and 5 compiled in 402 ms and 520 ms, under 70% of 3.1 s (…)``."""
     wall = on(samples, COMPILE, WALL)
     numbers, times = (_listed([str(i + 1) for i in runs]),
                       _listed([fmt_s(wall[i]) for i in runs]))
@@ -231,9 +214,7 @@ def _listed(words: list[str]) -> str:
 
 def _waited(c: Comparison) -> str:
     """``; the cold runs waited for a CPU 2% of the time ...`` ("" unmeasured)."""
-    share = c.waited_share
-    return "" if share is None else \
-        f"; the cold runs {waited(share)}"
+    return "" if c.waited_share is None else f"; the cold runs {waited(c.waited_share)}"
 
 
 def partial(stopped: str | None) -> list[Block]:
@@ -245,8 +226,7 @@ def partial(stopped: str | None) -> list[Block]:
 
 
 def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
-    """The comparison as blocks, built once: :func:`text_table` and :func:`html_summary` render
-    these same blocks."""
+    """The comparison as blocks, built once for the text table and the HTML summary."""
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)}; "
                                  f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
@@ -259,8 +239,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
                   outputs_said(c),
                   f"wall time {fmt_s(c.wall_s)} for flat against nested, of which measured "
                   f"{fmt_s(c.measured_s())}{_whole(c)}{_waited(c)}"])]
-    out += [Pre(f"error: {v.error}", "error") for v in c.variants.values()
-            if v.error]
+    out += [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
     out += notes(c)
     warnings, left = first(c.warnings)
     out += [Para([("warning: ", w)], "warning") for w in warnings]
@@ -272,8 +251,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
 
 
 def notes(c: Comparison, limit: int = MAX_ITEMS) -> list[Block]:
-    """Each variant's notes, one said of every variant once (``note:``), at most
-    ``limit`` of them."""
+    """Each variant's notes, one said of every variant once, at most ``limit``."""
     each = [set(v.notes) for v in c.variants.values()]
     every = [n for n in dict.fromkeys(n for v in c.variants.values() for n in v.notes)
              if all(n in held for held in each)]
@@ -286,8 +264,7 @@ def notes(c: Comparison, limit: int = MAX_ITEMS) -> list[Block]:
 
 
 def _helpers_line(c: Comparison) -> str:
-    """The helpers the nested variant nested; those found, where it never ran (at most
-    :data:`~.blocks.MAX_ITEMS` named)."""
+    """The helpers the nested variant nested (or those found, where it never ran)."""
     calls, own = c.nested.helper_calls, c.nested.own_jit
     helpers, left = first(c.nested.helpers)
     names = ", ".join(f"{shown_name(h)} ({calls[h]} jit call{'s' * (calls[h] != 1)}"
@@ -330,8 +307,7 @@ def _processes(c: Comparison) -> str:
 
 
 def _repeats(c: Comparison) -> dict[str, int]:
-    """Each measured variant's finished cold runs, less those that were not cold (a
-    variant not measured is left out)."""
+    """Each measured variant's finished cold runs, less those that were not cold."""
     return {name: len(c.judged(name).samples.get("first_call_s", []))
             for name, v in c.variants.items() if any(v.samples.values())}
 

@@ -1,5 +1,4 @@
-"""Text and HTML of a :class:`~jitmagic.model.diff.Diff`: one row per variant and phase, then, in a
-table of its own, one per structure figure."""
+"""Text and HTML of a :class:`~jitmagic.model.diff.Diff`: timings, then structure."""
 
 from __future__ import annotations
 
@@ -58,8 +57,7 @@ def rows(d: Diff) -> list[list[str]]:
 
 
 def fmt_figure(x: Figure | None) -> str:
-    """``3,088``, a whole float as a count (``1,048,576`` flops), else ``2.5e+09``
-    (``—`` where the report does not hold it)."""
+    """``3,088``, a whole float as a count, else ``2.5e+09`` (``—`` where not held)."""
     if x is None:
         return "—"
     if isinstance(x, float) and x.is_integer():
@@ -137,8 +135,7 @@ def answer(d: Diff, title: bool = True) -> list[Block]:
 
 
 def details(d: Diff) -> list[Block]:
-    """The rest, behind ``-v`` or a click: the timing table, which report is which, the
-    structure table (where either report holds structure), the parts' diffs."""
+    """The rest, behind ``-v`` or a click: timing table, which report is which, structure."""
     out: list[Block] = [
         Table(HEADER, rows(d)),
         Para([f"NEW/OLD is median(NEW) / median(OLD): above 1, NEW is slower; "
@@ -161,9 +158,7 @@ FOLDED = "every stage's and figure's row, NEW against OLD"
 
 
 def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[str]:
-    """What fails the gates, a line each: the stages NEW is slower in by at least ``slower`` (by the
-    rule), the figures NEW has at least ``larger`` times of; each names the stage or figure, NEW's
-    and OLD's values and the ratio."""
+    """What fails the gates, a line each, with NEW's and OLD's values and the ratio."""
     unjudged = d.unjudged() if slower is not None or larger is not None else None
     out = [unjudged] if unjudged else []
     out += [f"regression: {s.variant} {s.label}: NEW {said(s)} (median {fmt_s(s.new_s)} "
@@ -222,8 +217,7 @@ def summary_lines(outcomes: Sequence[Any], slower: float | None,
 
 
 def _structure_summary(o: Any) -> list[list[str]]:
-    """A test's structure rows: the figures that changed, else one "same" row (none
-    where its reports hold no structure)."""
+    """A test's structure rows: the figures that changed, else one "same" row."""
     recorded = [f for f in o.diff.structure if f.recorded]
     changed = [f for f in recorded if f.kind != SAME_SIZE]
     if not changed:
@@ -252,8 +246,7 @@ def _failed_lines(outcomes: Sequence[Any], slower: float | None,
 
 
 def partial_lines(d: Diff) -> list[str]:
-    """``NEW is PARTIAL: <why it stopped>; compared only what both measured``, a line for
-    each side that stopped early (none where neither did)."""
+    """``NEW is PARTIAL: <why it stopped>; compared only what both measured``, per side."""
     return [f"{side} is PARTIAL: {why}; compared only what both measured"
             for side, why in (("NEW", d.new_stopped), ("OLD", d.old_stopped)) if why]
 
@@ -269,8 +262,7 @@ def clock_line(d: Diff) -> str | None:
             " (wall time on a busy machine moves with the load, not with the code)")
 
 
-#: What follows each reason rows are not judged for (:data:`LOADS_DIFFER`,
-#: :data:`NESTS_DIFFER`): what is not judged, and what to do.
+#: What is not judged for each reason, and what to do.
 NOT_JUDGED_BECAUSE = {
     LOADS_DIFFER: ("the timing stages are not judged, since CPU time too moves with the "
                    "load (docs/significance.md); measure OLD and NEW under alike loads, or "
@@ -282,8 +274,7 @@ NOT_JUDGED_BECAUSE = {
 
 
 def not_judged_line(d: Diff, reason: Reason) -> str | None:
-    """Why rows are not judged for ``reason``, where any is not (None where all are):
-    the first such row's reason, then what is not judged and what to do."""
+    """Why rows are not judged for ``reason``, and what to do (None where all are)."""
     why = d.not_judged_for(reason)
     return None if why is None else f"{why}: {NOT_JUDGED_BECAUSE[reason]}"
 
@@ -306,8 +297,7 @@ def summary(d: Diff) -> str:
 
 
 def undecided(d: Diff) -> str:
-    """What a diff with no stage slower or faster says: nothing to compare, the same, or
-    not known."""
+    """What a diff with no stage slower or faster says: nothing, the same, or not known."""
     if not d.compared_anything:
         who = "NEW measured nothing" if d.new_measured_nothing else \
             "no stage or figure was measured in both reports"
@@ -322,8 +312,7 @@ def undecided(d: Diff) -> str:
 
 
 def warnings(d: Diff) -> tuple[str, ...]:
-    """What qualifies a diff: one warning naming every ``env`` entry that differs
-    (another machine, another JAX), and one where the entries are named differently."""
+    """What qualifies a diff: ``env`` entries that differ, or are named differently."""
     out = []
     if d.env_changed:
         changes = "; ".join(f"{k} {_env(old)} → {_env(new)}" for k, old, new in d.env_changed)
@@ -388,8 +377,7 @@ def effort_blocks(d: Diff) -> list[Block]:
     return out
 
 
-#: The parts a diff's report shows, by their name in the table of parts
-#: (:data:`jitmagic.model.parts.PARTS`; their differs: :data:`jitmagic.model.diff.DIFFERS`).
+#: The parts a diff's report shows, by their name in :data:`jitmagic.model.parts.PARTS`.
 DIFF_SECTIONS: dict[str, Callable[[Diff], list[Block]]] = {"effort": effort_blocks}
 
 

@@ -1,5 +1,4 @@
-"""Charts drawn into PNG bytes, and what drawing them imports, imported whole first (so that Ctrl-C
-while a chart is drawn never cuts an import half way)."""
+"""Charts drawn into PNG bytes, their imports loaded whole first (Ctrl-C safe)."""
 
 from __future__ import annotations
 
@@ -11,9 +10,7 @@ from ..model.reports.releases import Releases
 
 
 def load_charts() -> None:
-    """Import what drawing a chart imports, whole, before drawing: the chart modules
-    (matplotlib with them), the backend that writes PNG and the image plugins Pillow loads
-    as it saves its first image; a Ctrl-C during the import comes after it."""
+    """Import what drawing a chart imports, whole, so a Ctrl-C comes after the import."""
     with interrupts_held():
         import matplotlib.backends.backend_agg  # noqa: F401
         from PIL import BmpImagePlugin  # noqa: F401
@@ -28,8 +25,7 @@ def load_charts() -> None:
 
 
 def bars_png(record: Attribution | Orderings | Effort | None, plot: bool = True) -> bytes | None:
-    """A part's bar chart (:mod:`.charts.bars`) as PNG bytes; None where not asked for (``plot``)
-    or there is nothing to draw (matplotlib imported only when drawing)."""
+    """A part's bar chart as PNG bytes; None where not asked for or nothing to draw."""
     failed = isinstance(record, Effort) and record.default_error is not None
     if not plot or record is None or failed:
         return None

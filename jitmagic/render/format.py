@@ -1,5 +1,4 @@
-"""Numbers and names as a person reads them: one format for seconds, ratios and growth,
-and the one label of each phase and structure figure."""
+"""Numbers and names as a person reads them: seconds, ratios, growth, labels."""
 
 from __future__ import annotations
 
@@ -15,9 +14,7 @@ from .verdicts import OUTCOME
 
 #: The part of a first call outside trace, lower and compile: dispatch, execution, Python.
 REST_LABEL = "rest of first call"
-#: Its table row: the median run's rest, not a median of rests, so that the row and the
-#: stages' medians above it need not add up to the median first call (the chart's bar,
-#: the median run's parts, does).
+#: Its table row: the median run's rest, not a median of rests (so rows need not add up).
 REST_ROW = f"{REST_LABEL}, median run"
 PHASE_LABELS = {
     "trace_s": "trace",
@@ -26,8 +23,7 @@ PHASE_LABELS = {
     "first_call_s": "first call",
     "execute_s": "execute (per call)",
 }
-#: How reports label each structure figure of a variant
-#: (:data:`jitmagic.model.rows.STRUCTURE`, in its order).
+#: How reports label each structure figure (:data:`jitmagic.model.rows.STRUCTURE`).
 FIGURE_LABELS = {
     "jaxpr_eqns": "jaxpr equations",
     "jaxpr_eqns_top": "jaxpr equations (top level)",
@@ -47,10 +43,7 @@ FIGURE_LABELS = {
 
 
 def marked_ratio(ratio: float, d: Difference) -> str:
-    """``3.5×``, ``1.26× inconclusive``, ``1.02× no measurable difference``, ``1.3× (one run)``:
-    ``ratio`` marked with the words the main table marks ``d``'s outcome with, in every table and
-    chart (never "n.s.", which reads as "no difference" for an undecided one); ``—`` where nothing
-    was measured: no mark on a number that is not there."""
+    """``3.5×``, ``1.26× inconclusive``, ``1.3× (one run)``: marked as the main table marks."""
     shown = fmt_ratio(ratio)
     if shown == "—" or d.significant:
         return shown
@@ -65,9 +58,7 @@ def verdict_ratio(d: Difference) -> str:
 
 
 def medians_of(counts: dict[str, int], noun: str) -> str:
-    """How many runs the medians are of, by row: ``medians of 3 cold runs [min–max]``,
-    ``1 cold run`` (no median, no spread of one), ``medians of 3 flat and 2 nested cold
-    runs [min–max]`` (a stop between them), ``no cold run finished``."""
+    """``medians of 3 cold runs [min–max]``, ``1 cold run``, ``no cold run finished``."""
     n = max(counts.values(), default=0)
     if n == 0:
         return f"no {noun} finished"
@@ -78,9 +69,7 @@ def medians_of(counts: dict[str, int], noun: str) -> str:
 
 
 def unmarked_clock(some_cpu: bool, where: str) -> str:
-    """A title's clock for the seconds that name none: ``wall time``, or ``wall time where
-    a row does not say CPU time`` beside CPU rows or columns (a title of no clock was read
-    as the CPU time a busy machine's verdict is on)."""
+    """A title's clock for seconds that name none: ``wall time`` (``where a row does not…``)."""
     return f"wall time where a {where} does not say CPU time" if some_cpu else "wall time"
 
 

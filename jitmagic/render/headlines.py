@@ -1,5 +1,4 @@
-"""The verdict sentences of whole records: a comparison's text, headline and one-line summary, a
-sweep's headline, an ordering's text and headline."""
+"""The verdict sentences of whole records: comparisons, sweeps and orderings."""
 
 from __future__ import annotations
 
@@ -44,9 +43,7 @@ STAGES = (("trace_s", "trace"), ("lower_s", "lower"), ("compile_s", "XLA compile
 
 
 def other_clock(c: Compared, first: Difference) -> str:
-    """What the clock that did not decide the first call says, where the report must
-    say it (a clause, "" where not): on a busy machine, wall time beside the CPU time
-    that decided; on a quiet one, CPU time where it decided the other way."""
+    """What the clock that did not decide the first call says, where it must be said."""
     if c.clock_of(FIRST_CALL) == CPU:
         wall = c.difference(FIRST_CALL, WALL)
         undecided = f"{say(wall)}, " if wall.kind == INCONCLUSIVE else ""  # its verdict first
@@ -91,8 +88,7 @@ def comparison_text(c: Compared, first: Difference) -> str:
 
 
 def _nothing_nested(c: Compared) -> str:
-    """The verdict where the nested variant nested no helper: none was found, or none
-    could be (where nesting still changed the program, how)."""
+    """The verdict where the nested variant nested no helper (none found, or none could be)."""
     if not c.nested.inline:
         return (f"`{c.entry}` calls no helper of yours, so both variants are the same program: "
                 "nothing to nest.")
@@ -108,8 +104,7 @@ def _nothing_nested(c: Compared) -> str:
 
 
 def _more_costs(c: Compared) -> str:
-    """Where the time budget ended ``-r auto``, what one more run would cost (a clause):
-    at least the two cold first calls' medians, in wall time, which ``--budget`` bounds."""
+    """What one more ``-r auto`` run would cost where the budget ended it (a clause)."""
     if c.repeats_ended != BUDGET:
         return ""
     cold = sum(median(v.samples.get(FIRST_CALL, [])) for v in (c.flat, c.nested))
@@ -120,9 +115,7 @@ def _more_costs(c: Compared) -> str:
 
 
 def program_change(c: Compared) -> str:
-    """How the nested program's structure differs from the flat one's (``36 jaxpr
-    equations against 89, 5 jit calls against 0``); "" where it does not, or was not
-    counted: a nesting that changed the program is never called the same program."""
+    """How the nested program's structure differs from the flat one's ("" where not)."""
     parts = []
     for field, word in (("jaxpr_eqns", "jaxpr equation"), ("nested_calls", "jit call")):
         flat, nested = getattr(c.flat, field, None), getattr(c.nested, field, None)
@@ -132,15 +125,13 @@ def program_change(c: Compared) -> str:
 
 
 def _first_calls(c: Compared, clock: Clock) -> str:
-    """``2.4 s flat, 450 ms nested`` (the medians the verdict read), in CPU time where
-    that decided."""
+    """``2.4 s flat, 450 ms nested`` (the medians read), in CPU time where that decided."""
     flat, nested = (median(on(c.judged(name).samples, FIRST_CALL, clock)) for name in VARIANTS)
     return f"{fmt_s(flat)} flat, {fmt_s(nested)} nested{' CPU time' * (clock == CPU)}"
 
 
 def comparison_headline(c: Compared, first: Difference) -> str:
-    """The comparison's verdict in one line: ``Nested jit on `f`: first call 3.2× faster
-    (2.1×–4.0×), 5 runs``; for anything else, the first sentence of its text."""
+    """The comparison's verdict in one line: ``Nested jit on `f`: first call 3.2× faster…``."""
     if not (c.flat.ok and c.nested.ok) or not_run(c) or not c.nested.helpers \
             or math.isnan(first.ratio):
         return ""
@@ -159,8 +150,7 @@ def comparison_headline(c: Compared, first: Difference) -> str:
 
 def sweep_headline(name: str, values: Sequence[object], points: Sequence[Compared],
                    most: int = 20) -> str:
-    """A sweep's verdict in one line, value by value (at most ``most`` named): ``Nested jit, first
-    call by n: 2 → inconclusive (1.07× slower, 0.75×–1.53×); 8 → 3.20× faster (2.04×–4.10×)``."""
+    """A sweep's verdict in one line, value by value (at most ``most`` named)."""
     parts = [f"{value!r} → {_point_said(point)}"
              for value, point in list(zip(values, points, strict=True))[:most]]
     left = len(points) - most
@@ -180,8 +170,7 @@ def _point_said(c: Compared) -> str:
 
 
 def _runs_read(c: Compared, first: Difference) -> str:
-    """``6 runs``, or ``7 flat and 6 nested runs`` where the verdict read more of one
-    (a run that was not cold left out of the other)."""
+    """``6 runs``, or ``7 flat and 6 nested runs`` where the verdict read more of one."""
     flat, nested = (len(v.samples.get(FIRST_CALL, ())) for v in (c.flat, c.nested))
     return runs(first.runs) if flat == nested else f"{flat} flat and {nested} nested runs"
 
@@ -191,20 +180,17 @@ def _helpers(c: Compared) -> str:
 
 
 def _numbers(d: Difference, numbers: str, runs_said: str | None = None) -> str:
-    """``(2.1×–4.0×; 2.4 s flat, 450 ms nested, 3 runs)`` (``runs_said``: the runs as
-    :func:`_runs_read` says them)."""
+    """``(2.1×–4.0×; 2.4 s flat, 450 ms nested, 3 runs)``."""
     return interval(d, f"{numbers}, {runs_said or runs(d.runs)}")
 
 
 def not_run(c: Compared) -> bool:
-    """Whether measuring stopped before the nested variant finished one trace (its
-    helpers are then those it was to nest, not the ones a trace of it nested)."""
+    """Whether measuring stopped before the nested variant finished one trace."""
     return bool(c.stopped) and c.nested.ok and not c.nested.samples.get("trace_s")
 
 
 def by_stage(c: Compared) -> str:
-    """The stages that explain the first call (a clause, empty where none was measured):
-    those that differ, then those that do not (or cannot yet be told apart)."""
+    """The stages that explain the first call: those that differ, then those that do not."""
     measured = [(phase, label, d) for phase, label in STAGES
                 if not math.isnan((d := c.difference(phase)).ratio)]
     if not measured:
@@ -222,8 +208,7 @@ def by_stage(c: Compared) -> str:
 
 def orderings_text(chosen: OrderingRow, other: OrderingRow, per_call: Difference,
                    same_program: bool | None, clock: Clock = WALL) -> str:
-    """The verdict on one ordering (``chosen``, a row) against ``other``, per call, on
-    ``clock``, with the medians it was decided on."""
+    """The verdict on ordering ``chosen`` against ``other``, per call, with its medians."""
     if math.isnan(per_call.ratio):
         return f"{chosen.name}: per-call time against {other.name} was not measured."
     chosen_s, other_s = (median(on(row.samples, "execute_s", clock)) for row in (chosen, other))
@@ -253,8 +238,7 @@ def orderings_text(chosen: OrderingRow, other: OrderingRow, per_call: Difference
 
 def orderings_headline(chosen: OrderingRow, other: OrderingRow, per_call: Difference,
                        clock: Clock = WALL) -> str:
-    """``jit(vmap(f)) against vmap(jit(f)): 2× faster per call (1.9×–2.1×), 5 runs``; on
-    the CPU clock ``2× less CPU time per call``."""
+    """``jit(vmap(f)) against vmap(jit(f)): 2× faster per call (1.9×–2.1×), 5 runs``."""
     if math.isnan(per_call.ratio):
         return ""
     lead = f"{chosen.name} against {other.name}:"
@@ -271,8 +255,7 @@ def first_sentence(text: str) -> str:
 
 
 def comparison_summary(c: Comparison) -> str:
-    """``<Comparison g: nested 2.9× faster first call (2.1×–3.9×), 3 runs>``: one line
-    (the ``repr``, as short as ``TimeitResult``'s)."""
+    """``<Comparison g: nested 2.9× faster first call (…), 3 runs>``: the one-line repr."""
     taken = max((len(v.samples.get(FIRST_CALL, [])) for v in c.variants.values()), default=0)
     first, cpu = c.difference(FIRST_CALL), c.clock_of(FIRST_CALL) == CPU
     read = _runs_read(c, first) if c.nested.samples.get(FIRST_CALL) else runs(taken)
@@ -315,8 +298,7 @@ def _target_verdict(v: Verdict) -> str | None:
 
 
 def register_headlines() -> None:
-    """Word the records' verdicts here: a comparison's and an ordering's text and line,
-    a comparison's summary, a sweep's headline."""
+    """Word the records' verdicts here (text, line, summary, headline)."""
     register("verdict", Comparison,
              lambda v: _target_verdict(v) or comparison_text(v.subject, v.difference))
     register("verdict line", Comparison,

@@ -49,8 +49,7 @@ def _columns(table: LineTable) -> list[tuple[str, int, Callable[[LineRow], str]]
 
 
 def shown_rows(table: LineTable, limit: int = MAX_ROWS) -> tuple[list[LineRow], int]:
-    """The rows to show (at most ``limit``, the most inclusive equations first kept, in
-    table order) and how many were left out."""
+    """The rows to show (at most ``limit``, most inclusive kept) and how many were left out."""
     rows = list(table.rows)
     if len(rows) <= limit:
         return rows, 0
@@ -172,8 +171,7 @@ def html_variant(lines: Lines, table: LineTable) -> str:
 
 
 def html_table(lines: Lines, nested: Collection[str] = ()) -> str:
-    """Every variant's table, then the hints, as one HTML fragment (``nested``: as
-    :func:`text`'s)."""
+    """Every variant's table, then the hints, as one HTML fragment."""
     parts = [f"<h3>Program size by source line: <code>{html.escape(lines.entry)}</code></h3>"]
     if lines.stopped:
         parts.append(f"<p style='color:#a00'><b>Partial:</b> {html.escape(lines.stopped)}; "
@@ -184,8 +182,7 @@ def html_table(lines: Lines, nested: Collection[str] = ()) -> str:
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the per-line tables of ``c``,
-    where ``--lines`` counted them."""
+    """The per-line tables of ``c``, where ``--lines`` counted them."""
     if c.lines is None:
         return None
     nested = c.nested.helper_calls
@@ -200,9 +197,7 @@ UNROLL_FIX = ("`unroll=1` (the default) compiles the body once, its steps then r
 
 
 def unroll_said(x: LoopCall, total: int) -> str:
-    """``line 12 calls `jax.lax.scan` with unroll=8, 64 steps: XLA compiles 8 copies of
-    its body, 7 of the program's 12 jaxpr equations (58%)``; ``calls `jax.lax.scan` 2
-    times`` where the line made two loops (a helper called twice)."""
+    """``line 12 calls `jax.lax.scan` with unroll=8, 64 steps: XLA compiles 8 copies …``."""
     steps = f", {x.length:,} steps" if x.length is not None else ""
     times = f" {x.calls:,} times" if x.calls > 1 else ""
     return (f"line {x.line} calls `jax.lax.{x.primitive}`{times} with unroll={x.unroll}"
@@ -210,9 +205,7 @@ def unroll_said(x: LoopCall, total: int) -> str:
 
 
 def unroll_copies(x: LoopCall, total: int) -> str:
-    """``XLA compiles 8 copies of its body, 7 of the program's 12 jaxpr equations (58%)``:
-    what a scan's ``unroll`` hands XLA (the jaxpr holds the body once); for a line that
-    made several loops, the copies in each and their bodies' equations together."""
+    """``XLA compiles 8 copies of its body, 7 of the program's 12 jaxpr equations (58%)``."""
     share = f" ({x.body_eqns / total:.0%})" if total else ""
     body = "its body," if x.calls == 1 else "the body in each; their bodies are"
     return (f"XLA compiles {x.copies} copies of {body} {x.body_eqns:,} of the program's "
@@ -220,8 +213,7 @@ def unroll_copies(x: LoopCall, total: int) -> str:
 
 
 def hints(table: LineTable, nested: Collection[str] = ()) -> list[str]:
-    """Advice that follows from the numbers of ``table``: unrolled loops, helpers traced per call,
-    big constants captured from Python."""
+    """Advice from ``table``: unrolled loops, helpers traced per call, big constants."""
     unrolled = [f"{unroll_said(x, table.total_eqns)}; {UNROLL_FIX}" for x in table.unrolled()]
     return [h for h in (*unrolled, loop_hint(table),
                         *_helper_hints(table, nested), *_constant_hints(table)) if h]

@@ -66,9 +66,7 @@ def _per_call(o: Orderings, name: str, clock: Clock) -> float:
 
 
 def _ratio(o: Orderings, name: str) -> str:
-    """Per call over the reference's on the table's clock, marked as every table marks a
-    ratio the rule leaves undecided; a gap between one program's two compilations, each
-    called through one jit, 'not judged: same compiled program'."""
+    """Per call over the reference's, marked as tables mark an undecided ratio (or not judged)."""
     if name == REFERENCE:
         return fmt_ratio(1.0)
     d = o.against_reference(name)
@@ -78,8 +76,7 @@ def _ratio(o: Orderings, name: str) -> str:
 
 
 def columns(o: Orderings) -> tuple[str, ...]:
-    """The table's columns: on a busy machine, whose verdict is on CPU time, the per-call
-    CPU time beside the wall time, and the ratio on it."""
+    """The table's columns; on a busy machine the per-call CPU time and its ratio too."""
     if o.clock() != CPU:
         return COLUMNS
     return (*COLUMNS[:3], "per call, CPU time", f"{COLUMNS[3]}, CPU time", *COLUMNS[4:])
@@ -115,8 +112,7 @@ def outputs_line(o: Orderings) -> str:
 
 
 def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
-    """One line on ``chosen`` against the other toggled ordering, per call (derived by
-    the record, with the one significance rule)."""
+    """One line on ``chosen`` against the other toggled ordering, per call."""
     return o.verdict(chosen).text
 
 
@@ -131,8 +127,7 @@ def answer(o: Orderings) -> list[Block]:
 
 
 def details(o: Orderings, png: bytes | None = None) -> list[Block]:
-    """The rest, behind ``-v`` or a click: all four orderings' table and chart, whether
-    their outputs match, and the two toggled orderings' jaxprs (HTML only)."""
+    """The rest, behind ``-v`` or a click: table, chart, outputs, jaxprs (HTML only)."""
     rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
     title = f"{medians_of(_repeats(o), 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}:"
     return [Para([title]), Image(png, "first call and per call, four orderings"),
@@ -152,8 +147,7 @@ def text_table(o: Orderings) -> str:
 
 
 def panel_blocks(o: Orderings, chosen: str, png: bytes | None = None) -> list[Block]:
-    """What the toggle shows for one ordering: its verdict's headline first, then the
-    chart, the numbers, the verdict in full and the jaxpr."""
+    """What the toggle shows for one ordering: headline, chart, numbers, verdict, jaxpr."""
     row, v = o[chosen], o.verdict(chosen)
     full = comparison.details(v)
     return [comparison.headline(v),
@@ -171,8 +165,7 @@ def panel_text(o: Orderings, chosen: str) -> str:
 
 
 def panel_numbers(o: Orderings, chosen: str) -> list[tuple[str, str]]:
-    """(label, value) pairs for one ordering's numbers (on a busy machine the per-call
-    CPU time too, which the verdict is on)."""
+    """(label, value) pairs for one ordering's numbers (busy: the per-call CPU time too)."""
     row, clock = o[chosen], o.clock()
     cpu = cpu_mark(clock)
     return [

@@ -36,8 +36,7 @@ def _head(p: Progress) -> str:
 
 
 def position(p: Progress, most: str = "") -> str:
-    """Where a measurement is, without its times: ``jitcompare g: flat 2/3 · XLA compile``
-    (``most``: ``≤`` before the rounds where -r auto may take fewer)."""
+    """Where a measurement is: ``jitcompare g: flat 2/3 · XLA compile``."""
     where = p.what if p.what != "comparison" else ""
     if p.row is not None:
         where = f"{where} {p.row}".strip() + (f" {p.round}/{most}{p.rounds}" if p.rounds else "")
@@ -45,8 +44,7 @@ def position(p: Progress, most: str = "") -> str:
 
 
 def register_progress() -> None:
-    """Word a progress record, and how a child process ended, here
-    (:mod:`jitmagic.model.shown`'s registry)."""
+    """Word a progress record, and how a child process ended, here."""
     register("line", Progress, line)
     ends = ((Finished, lambda e: "finished"),
             (Failed, lambda e: f"raised {e.error_type}: {e.message}"),
@@ -83,9 +81,7 @@ def _at(stage: str | None, unstaged: str) -> str:
 
 def crash_report(end: Crashed, lost: str = MEASURED_LOST,
                  unstaged: str = " before the measurement began") -> str:
-    """The command's line where its measuring process was killed by a signal: which and where it
-    was; for a crash of native code what it said and what to do, for SIGKILL the out-of-memory
-    killer, for any other the process that sent it."""
+    """The command's line where its measuring process was killed by a signal, and what to do."""
     where = f"{end.signal_name}{_at(end.stage, unstaged)}"
     if end.signal == signal.SIGKILL:
         return (f"killed by {where}: out of memory (the kernel's out-of-memory killer), or "
@@ -103,7 +99,6 @@ def crash_report(end: Crashed, lost: str = MEASURED_LOST,
 
 
 def ended_early(end: EndedEarly, lost: str = MEASURED_LOST, unstaged: str = "") -> str:
-    """The command's line where its process ended with a status before it finished (an
-    ``os._exit`` in the user's code): whatever the status, it did not finish."""
+    """The command's line where its process ended with a status before it finished."""
     return (f"the process ended with status {end.status}{_at(end.stage, unstaged)} before it "
             f"had finished (your code, or a library it calls, ended it: os._exit); {lost}")

@@ -30,8 +30,7 @@ from .blocks import shown_name
 from .comparison import partial
 from .format import fmt_exponent
 
-#: A sweep's table and chart show at most this many values, the first measured (the
-#: growth row is fitted on all of them); the heading names at most ``MAX_NAMED``.
+#: The most values a sweep's table and chart show (the fit uses all), and its heading names.
 MAX_POINTS, MAX_NAMED = 200, 20
 
 SHORT = {"trace_s": "trace", "lower_s": "lower", "compile_s": "compile",
@@ -70,8 +69,7 @@ def fmt_trend(name: str, t: Trend | None) -> str:
 
 
 def trend_line(c: Sweep) -> str:
-    """The answer in one line: how the first call grows with the swept value, flat and
-    nested, each exponent with its 95% interval."""
+    """The answer in one line: how the first call grows, flat and nested, with intervals."""
     if unchanged(c):
         return (f"Every value of {c.name} built the same programs: the timings do not grow "
                 "with it (no trend fitted)")
@@ -103,8 +101,7 @@ def answer(c: Sweep) -> list[Block]:
 
 
 def details(c: Sweep, png: bytes | None = None) -> list[Block]:
-    """The rest, behind ``-v`` or a click: the chart, every value's medians, the first
-    call's verdict value by value, each value's errors and warnings, the provenance."""
+    """The rest, behind ``-v`` or a click: chart, medians, verdicts, errors, provenance."""
     growth = "not fitted, every value built the same program" if unchanged(c) else \
         f"seconds ~ {c.name}^k, k fitted on log-log medians"
     out: list[Block] = [
@@ -115,8 +112,7 @@ def details(c: Sweep, png: bytes | None = None) -> list[Block]:
 
 
 def _found(c: Sweep, kind: str) -> list[Block]:
-    """Each value's errors or warnings (``kind``), at most :data:`~.blocks.MAX_ITEMS`: an
-    error as it was raised, a warning as prose, wrapped at spaces to the terminal."""
+    """Each value's errors or warnings (``kind``), at most :data:`~.blocks.MAX_ITEMS`."""
     found = [(v, w) for k, v, w in _warnings(c) if k == kind]
     shown, left = first(found, MAX_ITEMS)
     said = [f"{kind} ({c.name}={v!r}): {w}" for v, w in shown]

@@ -171,8 +171,7 @@ def memory_lines(c: Comparison, t: TargetCompile) -> Iterator[str]:
 
 
 def program_lines(c: Comparison) -> list[str]:
-    """Whether XLA built one program for both variants for the target: where it did not,
-    their runs on the TPU may differ, and nothing here runs them."""
+    """Whether XLA built one program for both variants for the target (and what it means)."""
     if c.same_compiled is None:
         return []
     if c.same_compiled:
@@ -229,8 +228,7 @@ def answer(c: Comparison, t: TargetCompile) -> list[Block]:
 
 
 def details(c: Comparison, t: TargetCompile) -> list[Block]:
-    """The rest, behind ``-v`` or a click: the stages' table, whose seconds these are,
-    the programs' size and memory, the warnings, the jaxprs."""
+    """The rest, behind ``-v`` or a click: stages, whose seconds, size, memory, jaxprs."""
     out: list[Block] = [_table(c, t), Para([*host_lines(t),
                                             *memory_lines(c, t), *program_lines(c),
                                             *warm_lines(t), _helpers(c)])]
@@ -246,8 +244,7 @@ FOLDED = "the stages' table, whose seconds these are, the programs' size and mem
 
 
 def section(c: Comparison, t: TargetCompile, verbose: bool = False) -> tuple[str, Html]:
-    """The report as (text, HTML): :func:`answer` first, :func:`details` in text only
-    ``verbose``, in HTML behind a click."""
+    """The report as (text, HTML): :func:`answer` first, then :func:`details`."""
     return answer_first(answer(c, t), details(c, t), FOLDED, verbose)
 
 
@@ -261,8 +258,7 @@ def _helpers(c: Comparison) -> str:
 
 
 def refused(r: TopologyRefused) -> str:
-    """``--target``'s first compile for a topology, in a child, did not finish: one line
-    with libtpu's reason, and that this process lives on."""
+    """``--target``'s first compile did not finish: libtpu's reason; this process lives on."""
     end, start = r.end, f"--target {r.topology}"
     if isinstance(end, Crashed):
         said = f": {end.fatal}" if end.fatal else ""

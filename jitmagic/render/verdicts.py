@@ -1,5 +1,4 @@
-"""How one difference of the one rule reads, and the clocks' names: the words every verdict, table
-and cause shares."""
+"""How one difference of the one rule reads, and the clocks' names."""
 
 from __future__ import annotations
 
@@ -25,17 +24,13 @@ from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
 from ..model.stats.witness import is_busy
 
-#: The one word of each of the rule's four outcomes, in every verdict, table and chart
-#: (a decided gap says its ratio before it: ``2.60× faster``).
+#: The one word of each of the rule's four outcomes, in every verdict, table and chart.
 OUTCOME = {FASTER: "faster", SLOWER: "slower", SAME: "no measurable difference",
            INCONCLUSIVE: "inconclusive"}
 
 
 def say(d: Difference, clock: Clock = WALL) -> str:
-    """The rule's outcome on ``clock``, in its one word: ``2.60× faster``, ``1.40×
-    slower``, on the CPU clock ``1.40× less CPU time`` / ``more CPU time``; ``no
-    measurable difference`` (``in CPU time``); ``inconclusive``, with no side (the gap an
-    undecided difference saw is :func:`times`', said only beside that word)."""
+    """The rule's outcome on ``clock`` in its one word: ``2.60× faster``, ``inconclusive``, …."""
     return OUTCOME[INCONCLUSIVE] if d.kind == INCONCLUSIVE else times(d, clock)
 
 
@@ -45,22 +40,18 @@ def clock_name(clock: Clock) -> str:
 
 
 def cpu_mark(clock: Clock, before: str = " ") -> str:
-    """How a figure on ``clock`` says its clock where it is CPU time (``" CPU time"``;
-    ``before`` ", " or " of " or " in " leads it), and nothing on wall time: the one test
-    of a clock beside its figures, which name wall time by saying none."""
+    """``" CPU time"`` after a CPU-time figure (led by ``before``); nothing on wall time."""
     return f"{before}CPU time" if clock == CPU else ""
 
 
 def waited(share: float) -> str:
-    """``waited for a CPU 61% of the time they were ready to run``: the one way the wait is said, in
-    a report's busy line, its footer and a diff's."""
+    """``waited for a CPU 61% of the time they were ready to run``: the one wording."""
     shown = f"{share:.1%}" if f"{share:.0%}" == f"{BUSY_SHARE:.0%}" else f"{share:.0%}"
     return f"waited for a CPU {shown} of the time they were ready to run"
 
 
 def busy_line(share: float | None) -> str:
-    """One line on how busy the machine was, for the report ("" where it was quiet or
-    the wait was not measured)."""
+    """How busy the machine was, for the report ("" where quiet or not measured)."""
     if not is_busy(share):
         return ""
     assert share is not None  # is_busy said so
@@ -69,8 +60,7 @@ def busy_line(share: float | None) -> str:
 
 
 def times(d: Difference, clock: Clock = WALL) -> str:
-    """``15.9× faster`` / ``1.4× slower`` (the gap seen, decided or not) / ``no measurable
-    difference`` / ``1.00×`` (an undecided ratio that rounds to 1: no side)."""
+    """``15.9× faster`` / ``1.4× slower`` / ``no measurable difference`` / ``1.00×``."""
     cpu = clock == CPU
     if d.kind == SAME:
         return f"{OUTCOME[SAME]}{' in CPU time' * cpu}"
@@ -82,23 +72,19 @@ def times(d: Difference, clock: Clock = WALL) -> str:
 
 
 def turns(d: Difference) -> bool:
-    """Whether the words turn ``d``'s ratio round: a ratio below 1 reads as ``1.40× slower`` (or
-    ``more CPU time``), not ``0.71× faster``; one that rounds to 1.00 or shows no measurable
-    difference is said with no side."""
+    """Whether the words turn ``d``'s ratio round (0.71× faster reads 1.40× slower)."""
     return d.kind != SAME and d.ratio < 1 and not _level(d)
 
 
 def read(d: Difference) -> tuple[float, float, float]:
-    """``d``'s ratio and its interval's low and high ends as the words read them: turned
-    where :func:`turns` says (0.96× in 0.90×–0.99× reads 1.04× in 1.01×–1.11×)."""
+    """``d``'s ratio and interval ends as the words read them (turned where :func:`turns`)."""
     if turns(d):
         return 1 / d.ratio, 1 / d.high, 1 / d.low
     return d.ratio, d.low, d.high
 
 
 def verb(clock: Clock, past: bool = False) -> str:
-    """The verb before :func:`times`' words of a difference: "is 2× faster", "takes 2× less
-    CPU time" (``past``: "was", "took")."""
+    """The verb before :func:`times`: "is", "takes" (``past``: "was", "took")."""
     if clock == CPU:
         return "took" if past else "takes"
     return "was" if past else "is"
@@ -106,9 +92,7 @@ def verb(clock: Clock, past: bool = False) -> str:
 
 def stated(what: str, d: Difference, clock: Clock = WALL, past: bool = False,
            wall_named: bool = False) -> str:
-    """The rule's verdict on ``what`` as a sentence, with its interval (``the first call is 2×
-    faster (1.5×–3.0×)``); ``past``: "was", "took", "showed"; ``wall_named``: a wall-time verdict
-    says so ("2× faster in wall time") among figures of CPU time."""
+    """``the first call is 2× faster (1.5×–3.0×)``; ``past`` and ``wall_named`` as said."""
     if d.kind == SAME:
         said = f"{what} {'showed' if past else 'shows'} {times(d, clock)}"
     else:
@@ -118,8 +102,7 @@ def stated(what: str, d: Difference, clock: Clock = WALL, past: bool = False,
 
 
 def judged(what: str, d: Difference, clock: Clock = WALL) -> str:
-    """:func:`stated`, but an undecided verdict says so first: ``what: inconclusive, 1.6×
-    slower (0.9×–2.9×)``, never a direction before the word that takes it back."""
+    """:func:`stated`, with an undecided verdict's word first: ``what: inconclusive, …``."""
     if d.kind == INCONCLUSIVE:
         return f"{what}: {OUTCOME[INCONCLUSIVE]}, {with_interval(d, clock)}"
     return stated(what, d, clock)
@@ -131,24 +114,19 @@ def _level(d: Difference) -> bool:
 
 
 def interval(d: Difference, also: str = "") -> str:
-    """``(2.1×–4.0×)``: the interval, turned as :func:`times` turns the ratio (:func:`read`);
-    ``also`` follows it inside the brackets (``(2.1×–4.0×; 3 runs)``)."""
+    """``(2.1×–4.0×)``, turned as :func:`times` turns the ratio; ``also`` inside the brackets."""
     said = [interval_ends(*read(d)[1:])] if not math.isnan(d.low + d.high) else []
     said += [also] if also else []
     return f"({'; '.join(said)})" if said else ""
 
 
 def interval_ends(low: float, high: float) -> str:
-    """``2.10×–4.00×``: an interval's ends, each by :func:`_end` (the one way every table
-    and sentence writes them: a table's ``0.78×–1.00×`` beside a decided ratio read as an
-    interval that holds 1)."""
+    """``2.10×–4.00×``: an interval's ends, the one way every table and sentence writes them."""
     return f"{_end(low)}×–{_end(high)}×"
 
 
 def _end(x: float) -> str:
-    """An end of an interval, with as many decimals as it takes to show which side of 1 it
-    lies (``1.004``, ``0.99996``) where two would round it to 1.00: whether an interval
-    leaves 1 out is what decides a verdict."""
+    """An interval end with the decimals it takes to show which side of 1 it lies."""
     digits = 2
     while x != 1 and round(x, digits) == 1 and digits < 6:
         digits += 1
@@ -166,9 +144,7 @@ def runs(n: int) -> str:
 
 
 def undecided_reason(d: Difference, ended: str | None, stopped: str | None = None) -> str:
-    """Why an inconclusive gap was left undecided: from ``Comparison.repeats_ended``
-    (None: a fixed ``-r N``), or ``stopped``, why the measurement ended early (a stop
-    cut the rounds short: more of them, not another -r, would tell)."""
+    """Why an inconclusive gap was left undecided (``repeats_ended``, or a stop)."""
     if stopped:
         return f"the measurement was {stopped}, before the rule could decide"
     if not d.enough_data:

@@ -1,5 +1,4 @@
-"""Text and HTML for the big constants measured passed as arguments: a heading, one sentence per
-variant, the constants and the two forms' timings in small tables."""
+"""Text and HTML for the big constants measured passed as arguments."""
 
 from __future__ import annotations
 
@@ -70,8 +69,7 @@ def sentence(v: ConstantVariant) -> str:
 
 
 def _saving(v: ConstantVariant) -> tuple[str, str]:
-    """(``0.55 s``, ``0.41–0.70 s``): the saving's size and its interval ("" where the rule
-    has none), in one unit."""
+    """(``0.55 s``, ``0.41–0.70 s``): the saving's size and its interval, in one unit."""
     saved = abs(v.saved_s)
     low, high = sorted(abs(x) for x in v.saved_interval)
     unit, scale = time_unit([saved, high])
@@ -105,8 +103,7 @@ def constants_table(record: ConstantArguments) -> Table:
 
 
 def forms_table(record: ConstantArguments) -> Table:
-    """Each measured variant's two forms: first call and XLA compile (medians, min–max),
-    captured constants left, equations."""
+    """Each measured variant's two forms: first call, XLA compile, constants, equations."""
     rows: list[list[str | Cell]] = []
     for v in record.variants.values():
         for form in FORMS:

@@ -1,5 +1,4 @@
-"""Text and HTML for ``--effort``: XLA's lower effort settings against the default, and the
-words its causes share."""
+"""Text and HTML for ``--effort`` against the default, and the words its causes share."""
 
 from __future__ import annotations
 
@@ -64,8 +63,7 @@ COLUMNS = ("setting", "XLA compile", "a call", "compile ratio", "per-call ratio"
 
 
 def answer(e: Effort) -> list[Block]:
-    """What ``--effort`` asks, first: the settings worth using, each with the line to
-    write, else that none of those tried is (or why nothing was measured)."""
+    """What ``--effort`` asks, first: the settings worth using with their line, else none."""
     out: list[Block] = [Heading((TITLE,)), *comparison.partial(e.stopped)]
     if e.default_error:
         return [*out, Pre(e.default_error, "error")]
@@ -76,8 +74,7 @@ def answer(e: Effort) -> list[Block]:
 
 
 def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
-    """The effort section in full, as blocks, built once for the text and the HTML
-    (``png``: the chart, HTML only)."""
+    """The effort section in full, as blocks for text and HTML (``png``: the chart)."""
     out: list[Block] = [Heading((TITLE,)), Para([intro(e)]), *comparison.partial(e.stopped),
                         *_not_cold(e)]
     if e.default_error:
@@ -96,8 +93,7 @@ def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
 
 
 def _not_cold(e: Effort) -> list[Block]:
-    """Which rows' runs were not cold (:attr:`Effort.warm_runs`): the rows compile in the
-    process the comparison compiled the same program in."""
+    """Which rows' runs were not cold: they compiled in the comparison's process."""
     return comparison.not_cold({name: (e.series[name], runs)
                                 for name, runs in e.warm_runs.items()},
                                "the ratios below count {them}")
@@ -135,8 +131,7 @@ def default_cells(e: Effort) -> list[Cell]:
 
 
 def row_cells(e: Effort, r: EffortRow) -> list[Cell]:
-    """One setting's row: its medians, each ratio marked as the main table marks one
-    ("inconclusive", "same"), on the clock named beside it."""
+    """One setting's row: its medians and ratios marked as the main table marks them."""
     o = e.outcome(r)
     clock = clock_name(o.clock)
     return [Cell(r.name, code=True), Cell(fmt_s(o.compile_s[1]), clock),
@@ -146,8 +141,7 @@ def row_cells(e: Effort, r: EffortRow) -> list[Cell]:
 
 
 def sentence(e: Effort, r: EffortRow) -> str:
-    """What the samples support of ``r``, in words, with the line to write where the
-    setting is worth using."""
+    """What the samples support of ``r``, with the line to write where it is worth using."""
     o = e.outcome(r)
     verdict = o.verdict(r)
     named = at(r)
@@ -177,15 +171,12 @@ def sentence(e: Effort, r: EffortRow) -> str:
 
 
 def backend_label(e: Effort) -> str | None:
-    """How the user reads the backend ``e`` was measured on ("TPU"); None where the
-    report did not record it."""
+    """How the user reads ``e``'s backend ("TPU"); None where the report did not record it."""
     return None if e.backend is None else backend_named(e.backend).label
 
 
 def no_effect(e: Effort, r: EffortRow, o: Outcome) -> str:
-    """``no measurable effect on this backend's compile (TPU; it acts on …): XLA's compile
-    2.54 s → 2.57 s (0.97×–1.02×), wall time``: the rule found no difference in XLA's
-    compile, said as that, never as a small "faster" or "slower"."""
+    """``no measurable effect on this backend's compile (…)``: never a small faster or slower."""
     acts = r.setting.acts_on and f"it acts on {r.setting.acts_on}"
     where = "; ".join(w for w in (backend_label(e), acts) if w)
     figures = " ".join(w for w in (f"{fmt_s(o.compile_s[0])} → {fmt_s(o.compile_s[1])}",
@@ -239,8 +230,7 @@ def clock_reason(e: Effort) -> str:
 
 
 def calls_figure(calls: float) -> str:
-    """A break-even call count as said: rounded down to two significant figures
-    (``2,345`` → ``2,300``), so the count said never overstates where the setting pays."""
+    """A break-even call count rounded down to two significant figures, never overstated."""
     if calls < 1:
         return "1"
     digits = max(0, int(math.floor(math.log10(calls))) - 1)
@@ -250,8 +240,7 @@ def calls_figure(calls: float) -> str:
 # --- the words every front end shares (the section and the causes) ---------------------
 
 def compile_words(o: Outcome) -> str:
-    """``XLA compiles 3.0× faster (2.1×–4.0×) (0.21 s → 71 ms, CPU time)``, or what the
-    rule found instead."""
+    """``XLA compiles 3.0× faster (…) (0.21 s → 71 ms, CPU time)``, or what the rule found."""
     figures = f"({fmt_s(o.compile_s[0])} → {fmt_s(o.compile_s[1])}, {_clock(o)})"
     d = o.compile
     if d.kind == SAME:
@@ -262,17 +251,14 @@ def compile_words(o: Outcome) -> str:
 
 
 def compile_verdict(d: Difference, clock: Clock, named: bool = False) -> str:
-    """``XLA compiles 3.0× faster (2.1×–4.0×)`` on wall time; ``XLA's compile takes 3.0× less CPU
-    time (…)`` where CPU time decided: "faster" is wall time's word, and said of a CPU-time ratio it
-    read as the wall time the figures beside it are not."""
+    """``XLA compiles 3.0× faster (…)``; on CPU time ``XLA's compile takes 3.0× less CPU time``."""
     if clock == CPU:
         return f"XLA's compile {verb(CPU)} {with_interval(d, CPU)}"
     return f"XLA compiles {times(d)}{' in wall time' * named} {interval(d)}".rstrip()
 
 
 def call_words(o: Outcome) -> str:
-    """``a call takes the same time`` (only where the rule says no measurable
-    difference), ``a call is 1.4× slower (…)``, or that it is inconclusive."""
+    """``a call takes the same time``, ``a call is 1.4× slower (…)``, or inconclusive."""
     d = o.execute
     figures = f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)})"
     if d.kind == SAME:
@@ -285,10 +271,7 @@ def call_words(o: Outcome) -> str:
 
 
 def leaning(d: Difference) -> str:
-    """An undecided ratio without a verdict word: ``1.89× in the setting's favour
-    (0.65×–3.46×)``, ``1.30× in the default's favour (…)``, ``1.00× (…)``; turned as
-    :func:`~jitmagic.render.verdicts.interval` turns it, so the interval reads the
-    same way round as the ratio. "faster" would claim what the rule left open."""
+    """An undecided ratio with no verdict word: ``1.89× in the setting's favour (…)``."""
     shown = ratio_figures(read(d)[0])
     side = "" if shown == ratio_figures(1.0) else \
         " in the setting's favour" if d.ratio > 1 else " in the default's favour"
@@ -307,8 +290,7 @@ def pays(o: Outcome) -> str:
 
 
 def write(e: Effort, r: EffortRow) -> str:
-    """The exact line to write: the jit's keyword (with the user's own options kept),
-    or the config line, and the process-wide way beside it."""
+    """The exact line to write (the user's own options kept), and the process-wide way."""
     options = {**e.baseline, **r.setting.options}
     keyword = f"`jax.jit({e.entry}, compiler_options={options_text(options)})`"
     line = keyword if r.setting.keyword else f"`{r.setting.config}`"
@@ -318,8 +300,7 @@ def write(e: Effort, r: EffortRow) -> str:
 
 
 def at(r: EffortRow) -> str:
-    """How a row's sentence names it: ``at `xla_backend_optimization_level=0```, or
-    ``with each helper out of line``."""
+    """How a row's sentence names it: ``at `name```, or ``with each helper out of line``."""
     if r.name == OUT_OF_LINE:
         return "with each helper out of line (compiled once as its own program and called)"
     return f"at `{r.name}`"
@@ -335,8 +316,7 @@ def _clock(o: Outcome) -> str:
 
 
 def fix(e: Effort, r: EffortRow) -> str:
-    """What to do: ``compile less hard: `jax.jit(...)` ``, or ``keep `layer` out of line:
-    `layer = equinox.internal.noinline(layer)` `` (out of line is no effort setting)."""
+    """What to do: ``compile less hard: …``, or ``keep `layer` out of line: …``."""
     if r.name != OUT_OF_LINE:
         return f"compile less hard: {write(e, r)}"
     names = " and ".join(f"`{n}`" for n in r.kept) or "the helpers"
@@ -344,16 +324,13 @@ def fix(e: Effort, r: EffortRow) -> str:
 
 
 def _more_if_decided(e: Effort, r: EffortRow, best: Outcome) -> bool:
-    """Whether ``r`` saves more compile than the setting used (``best``) but a call's cost
-    at it is undecided: said beside the one used, so a bigger saving does not vanish."""
+    """Whether ``r`` saves more compile than ``best`` with a call's cost undecided."""
     o = e.outcome(r)
     return o.verdict(r) == UNDECIDED and o.compile.kind == FASTER and o.saved_s > best.saved_s
 
 
 def verdict_words(e: Effort, r: EffortRow) -> str:
-    """What one row came to, in a few words: its verdict, or where the compile was decided
-    and a call not, both (``XLA compiles 2.80× faster (…); whether a call is slower is
-    inconclusive, so no break-even``): never "inconclusive" for what was decided."""
+    """What one row came to in a few words; never "inconclusive" for what was decided."""
     o = e.outcome(r)
     verdict = o.verdict(r)
     if verdict == NO_EFFECT:
@@ -367,8 +344,7 @@ def verdict_words(e: Effort, r: EffortRow) -> str:
 
 
 def nothing_worth(e: Effort, rows: list[EffortRow]) -> str:
-    """What the cause says where no row of ``rows`` is worth using: each with what it came
-    to (:func:`verdict_words`); "not worth" only where every one is decided."""
+    """The cause where no row is worth using; "not worth" only where every one is decided."""
     each = "; ".join(f"`{r.name}`: {verdict_words(e, r)}" for r in rows)
     undecided = any(e.outcome(r).verdict(r) == UNDECIDED for r in rows)
     if rows[0].name == OUT_OF_LINE:
@@ -380,8 +356,7 @@ def nothing_worth(e: Effort, rows: list[EffortRow]) -> str:
 
 
 def run_time(e: Effort, rows: list[EffortRow]) -> list[str]:
-    """Where the user's jit passes its own ``compiler_options`` (the baseline) and a setting
-    makes a call faster than they do, by the rule: said, for they cost run time."""
+    """Where a setting calls faster than the user's own ``compiler_options``: said."""
     if not e.baseline:
         return []
     out = []

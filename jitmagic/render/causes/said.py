@@ -1,6 +1,4 @@
-"""The words of every cause of a slow first call: what was measured (``said``) and what to do
-(``fix``), made of a :class:`~jitmagic.model.causes.cause.Cause`'s facts; and the "why is the
-first call slow" section that ranks them."""
+"""The words of every cause of a slow first call (``said``, ``fix``), and the ranked section."""
 
 from __future__ import annotations
 
@@ -70,8 +68,7 @@ UNROLLED = "the unrolled Python loop (under Python tracing) also multiplies what
 NOT_TIMED = ("what rewriting it saves is not measured (jitmagic does not rewrite your loops)")
 #: The share of a compile from which its biggest HLO pass is named.
 NAMED_PASS = 0.05
-#: What a warm cache's saving is judged against: the first call with no cache; in a
-#: report of jitmagic 0.5 or older, which measured none, the first start.
+#: What a warm cache's saving is judged against (the first start in reports of 0.5 or older).
 NO_CACHE = "with no cache"
 FIRST_START = "on the first start, which writes the cache"
 
@@ -79,30 +76,26 @@ Words = tuple[str, str]
 
 
 def said_of(what: str, d: Difference, clock: Clock, section: Clock | None = None) -> str:
-    """The rule's verdict on ``what`` (:func:`~jitmagic.render.verdicts.stated`), led by
-    "inconclusive" where it is; in a section of CPU time (``section``), a wall-time one says so."""
+    """The rule's verdict on ``what``, "inconclusive" first where it is; clock named if wall."""
     said = stated(what, d, clock, wall_named=section == CPU)
     return f"{say(d)}, {said}" if d.kind == INCONCLUSIVE else said
 
 
 def of_clock(c: Compared, clock: Clock) -> str:
-    """`` of CPU time`` / `` of wall time`` where ``clock`` is not the section's own (which
-    its title names), else empty: the clock of seconds said beside a ratio."""
+    """`` of CPU time`` / `` of wall time`` where ``clock`` is not the section's own."""
     if clock == clock_of(c):
         return ""
     return cpu_mark(clock, " of ") or " of wall time"
 
 
 def stopped_first(c: Compared) -> str:
-    """``the measurement stopped first (stopped by --timeout after ...)``; empty where
-    nothing stopped."""
+    """``the measurement stopped first (…)``; empty where nothing stopped."""
     stopped = c.stopped_anywhere
     return f"the measurement stopped first ({stopped})" if stopped else ""
 
 
 def why_not(c: Compared) -> str:
-    """Why a part did not run: the stop that came first; else it was not asked for, or
-    failed (the notes say which)."""
+    """Why a part did not run: the stop that came first, else not asked for, or failed."""
     return stopped_first(c) or NOT_RUN
 
 
@@ -116,8 +109,7 @@ def _saved(x: Cause, said: str, clock: Clock) -> str:
 # --- where the first call's time goes ---------------------------------------------------
 
 def stage_words(x: Cause) -> Words:
-    """A stage: what is known of it (XLA's compile), and its hint (the loop ``--lines``
-    found, the scan to unroll less)."""
+    """A stage: what is known of it, and its hint (the loop ``--lines`` found, the scan)."""
     c = x.of
     if x.case == "trace_s":
         return "", _loop_hint(c)
@@ -134,8 +126,7 @@ def _loop_hint(c: Compared) -> str:
 
 
 def _compile_detail(c: Compared) -> str:
-    """What is known of XLA's compile: the same program for both variants; where the
-    ``--xla`` profile saw its time go."""
+    """What is known of XLA's compile: the same program for both; where ``--xla`` saw it go."""
     said = ["XLA built the same program from both variants, instruction by instruction"
             ] if c.same_compiled else []
     profiled = c.xla_passes.of("flat") if c.xla_passes is not None else None
@@ -149,8 +140,7 @@ def _compile_detail(c: Compared) -> str:
 
 
 def xla_parts(profiled: Any) -> str:
-    """``code generation 92%, HLO passes 4% (the biggest pass: `algsimp`, 6%)``: the parts
-    of XLA's compile the profile read, biggest first."""
+    """``code generation 92%, HLO passes 4% (the biggest pass: `algsimp`, 6%)``."""
     parts = [(name, seconds) for name, seconds in (
         ("code generation", profiled.codegen_s), ("HLO passes", profiled.hlo_passes_s),
         ("converting the module to HLO", profiled.before_passes_s))
@@ -164,8 +154,7 @@ def xla_parts(profiled: Any) -> str:
 
 
 def compile_fix(c: Compared) -> str:
-    """What to do about XLA's compile where a loop multiplies what it compiles: each unrolled scan's
-    ``unroll=1``; else the Python loop's rewrite (never a scan for a line that already is one)."""
+    """What to do where a loop multiplies the compile: ``unroll=1``, else the loop's rewrite."""
     table = flat_table(c)
     if table is None:
         return ""
@@ -216,8 +205,7 @@ def nesting_words(x: Cause) -> Words:
 
 
 def nesting_fix(v: VariantResult, most: int = 3) -> str:
-    """What to do where nesting ``v``'s helpers pays: ``jax.jit`` on those jitmagic jitted, and keep
-    the user's own jit on those they jitted already (at most ``most`` of each named)."""
+    """What to do where nesting ``v``'s helpers pays (at most ``most`` of each named)."""
     def named(hs: list[str]) -> str:
         return ", ".join(f"`{h}`" for h in hs[:most]) + (", ..." if len(hs) > most else "")
 
@@ -231,8 +219,7 @@ def nesting_fix(v: VariantResult, most: int = 3) -> str:
 
 
 def _where(c: Compared, total: float) -> str:
-    """``by stage: Python tracing 150 ms less (...), 40 ms in no one stage``: each part of
-    a saving of ``total`` seconds, and what is left in no one stage."""
+    """``by stage: Python tracing 150 ms less (...), 40 ms in no one stage``."""
     parts = stage_parts(c)
     rest = split(total, parts)[1]
     clock = clock_of(c)
@@ -253,8 +240,7 @@ def _where(c: Compared, total: float) -> str:
 
 
 def faster_stages(c: Compared) -> str:
-    """``; its trace is 1.6× faster (1.3×–2.5×)``: the stages the rule calls faster
-    nested, on the section's clock, where the first call as a whole is undecided."""
+    """``; its trace is 1.6× faster (…)``: faster stages where the first call is undecided."""
     clock = clock_of(c)
     judged_ = ((label, c.difference(phase, clock)) for phase, label in (
         ("trace_s", "trace"), ("lower_s", "lowering"), ("compile_s", "XLA compile")))
@@ -288,8 +274,7 @@ def constants_words(x: Cause) -> Words:
 
 
 def second_start_words(x: Cause) -> Words:
-    """What a warm persistent cache saved, against the first call with no cache, and
-    apart from it what the first start's writing cost."""
+    """What a warm persistent cache saved, and apart from it what the first start's writing cost."""
     c = x.of
     if x.case == "not read":
         return (f"{NOT_READ} on a warm start (JAX caches no program with host callbacks "
@@ -309,8 +294,7 @@ def second_start_words(x: Cause) -> Words:
 
 
 def _than(d: Difference, against: str) -> str:
-    """`` than with no cache``; `` from the first call with no cache`` after "shows no
-    measurable difference"."""
+    """`` than with no cache``; `` from the first call with no cache`` after "no difference"."""
     return f" from the first call {against}" if d.kind == SAME else f" than {against}"
 
 
@@ -372,8 +356,7 @@ def section(c: Comparison, verbose: bool = False) -> tuple[str, Html] | None:
 
 
 def answer(c: Comparison) -> list[Block]:
-    """What ``--why`` asks, briefly: the biggest measured saving and what to do about it,
-    then where the first call's time goes (or why no stage was measured)."""
+    """What ``--why`` asks, briefly: the biggest saving and its fix, then where time goes."""
     of = _by_kind(c)
     clock = clock_of(c)
     first = median(on(c.judged("flat").samples, "first_call_s", clock))

@@ -75,8 +75,7 @@ def intro(s: SecondStart) -> str:
 
 
 def row_cells(r: CacheRow) -> list[Cell]:
-    """One variant's row: medians with their min–max spread, each on the clock its ratio is judged
-    on (marked "CPU time" where that is it); no warm figure unread."""
+    """One variant's row: medians and min–max, each on the clock its ratio is judged on."""
     clock = r.clock()
     before, warm = r.seconds_on(clock)
     d = r.difference
@@ -117,8 +116,7 @@ def sentences(s: SecondStart) -> list[str]:
 
 
 def clock_note(s: SecondStart) -> list[str]:
-    """Which rows are on the process's CPU time (the machine was busy while they ran):
-    their seconds and ratio alike; the others are wall time."""
+    """Which rows are on the process's CPU time; the others are wall time."""
     busy = [r.name for r in s.rows.values() if r.read and r.clock() == CPU]
     if not busy:
         return []
@@ -130,8 +128,7 @@ def clock_note(s: SecondStart) -> list[str]:
 
 
 def saving(r: CacheRow) -> str:
-    """What a warm cache did to ``r``'s first call, against the first call with no cache
-    (the first start in a report that measured none), as far as the rule supports it."""
+    """What a warm cache did to ``r``'s first call, against the first call with no cache."""
     if not r.warm:
         return f"{r.name}: no warm first call was measured"
     if not r.read:
@@ -154,9 +151,7 @@ def saving(r: CacheRow) -> str:
 
 
 def writing(r: CacheRow) -> str:
-    """What the first start, which writes the entry, cost against the first call with no
-    cache: apart from the saving, which a second start has (a big entry takes long to
-    write: it made an 8 MiB table's first start cost more than its compile)."""
+    """What the first start, which writes the entry, cost against no cache."""
     d, clock = r.writing, r.writing_clock()
     cold, none = (median(on(samples(x), FIRST_CALL, clock)) for x in (r.cold, r.no_cache))
     figures = f"{fmt_s(cold)} against {fmt_s(none)}{cpu_mark(clock, ', ')}"
@@ -170,9 +165,7 @@ def writing(r: CacheRow) -> str:
 
 
 def _by_rule(d: Difference, clock: Clock, said: dict[str, str], **words: str) -> str:
-    """The sentence ``said`` holds for ``d``'s kind ("" for any other), filled with
-    ``words`` and the rule's: ``{times}``, ``{interval}`` (spaced; none with one run),
-    ``{said}`` (both), ``{verb}`` ("is", "takes") and ``{verbed}`` ("was", "took")."""
+    """The sentence ``said`` holds for ``d``'s kind ("" for any other), its fields filled."""
     rule = {"times": times(d, clock), "interval": f" {interval(d)}".rstrip(),
             "said": with_interval(d, clock), "verb": verb(clock),
             "verbed": verb(clock, past=True)}
@@ -195,8 +188,7 @@ def remains(r: CacheRow) -> str:
 
 
 def python_share(r: CacheRow) -> float | None:
-    """The share of ``r``'s median warm first call (wall time) spent tracing and lowering, in that
-    one start, so that it is a part of its whole (None: not read, or an event did not come)."""
+    """The share of ``r``'s median warm first call spent tracing and lowering (None: unread)."""
     start = r.middle_warm()
     if start is None or start.trace_s is None or start.lower_s is None or not start.seconds:
         return None
@@ -204,8 +196,7 @@ def python_share(r: CacheRow) -> float | None:
 
 
 def remainder(s: SecondStart) -> str:
-    """What a warm cache leaves: the trace and lowering; "mostly" only where they are
-    at least half of every read variant's warm first call."""
+    """What a warm cache leaves: trace and lowering ("mostly" only where at least half)."""
     shares = {r.name: python_share(r) for r in s.rows.values() if r.read}
     known = {n: x for n, x in shares.items() if x is not None}
     if not known:
@@ -241,8 +232,7 @@ def nesting(s: SecondStart) -> str:
 
 
 def user_settings(s: SecondStart) -> list[str]:
-    """Where the user's own JAX would not cache this program as configured, and the
-    setting to change (:func:`cache_fixes`)."""
+    """Where the user's own JAX would not cache this program, and the setting to change."""
     return [f"{why}: {fix}" for why, fix in cache_fixes(s)]
 
 
@@ -272,7 +262,6 @@ def _cache_fix(s: SecondStart, unset: str) -> tuple[str, str]:
 
 
 def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The table of parts' entry (:data:`jitmagic.model.parts.PARTS`): the second start, where
-    ``--cache`` measured it."""
+    """The second start, where ``--cache`` measured it."""
     record = c.second_start
     return None if record is None else both(blocks(record))

@@ -80,7 +80,8 @@ PART_WORDS = {
 
 def _variant(variant: str, c: ProfiledCompile, where: str | None = None) -> list[Block]:
     parts = ", ".join(_part_said(c, part) for part in compile_events.of(c.backend).parts)
-    line = f"{variant}: profiled compile {fmt_s(c.compile_s)}{where or _on(c)}; {parts}."
+    on = "" if c.backend is None else f" on the {backend_named(c.backend).label}"
+    line = f"{variant}: profiled compile {fmt_s(c.compile_s)}{where or on}; {parts}."
     if c.read_s and c.backend is not None:
         line += f" The parts read cover {pct(c.share(c.read_s))} of the compile."
     if not c.passes:
@@ -96,14 +97,8 @@ def _variant(variant: str, c: ProfiledCompile, where: str | None = None) -> list
     return [Para([line]), Table(columns, rows, indent="  ")]
 
 
-def _on(c: ProfiledCompile) -> str:
-    """`` on the TPU``: the backend it compiled for ("" in a report that did not say)."""
-    return "" if c.backend is None else f" on the {backend_named(c.backend).label}"
-
-
 def _part_said(c: ProfiledCompile, part: str) -> str:
-    """``HLO passes (87 kinds) 3.32 s (79%; ...)``: a part's words, seconds, share and
-    what the backend names inside it."""
+    """``HLO passes (87 kinds) 3.32 s (79%; ...)``: a part's words, seconds and share."""
     seconds = {"before_passes": c.before_passes_s, "serialize": c.serialize_s,
                "deserialize": c.deserialize_s, "hlo_passes": c.hlo_passes_s,
                "codegen": c.codegen_s, "rest": c.rest_s}[part]
@@ -116,8 +111,7 @@ def _part_said(c: ProfiledCompile, part: str) -> str:
 
 
 def _inside(c: ProfiledCompile, part: str) -> str:
-    """``; the main fusion pass `Main fusion (jit_g)` 3.02 s, 72%``: the named parts read
-    inside ``part``, and LLVM's compile inside code generation (CPU)."""
+    """``; the main fusion pass `Main fusion (jit_g)` 3.02 s, 72%``: what was read inside."""
     events = compile_events.of(c.backend)
     said = [f"{named.label} {_biggest(n.biggest, n.events, part)}{fmt_s(n.seconds)}, "
             f"{pct(c.share(n.seconds))}" for n in c.named
@@ -128,8 +122,7 @@ def _inside(c: ProfiledCompile, part: str) -> str:
 
 
 def _biggest(name: str, events: int, part: str) -> str:
-    """The one event a named part of the HLO passes was made of, in code marks (`Main
-    fusion (jit_g)`: passes are shown by XLA's names); "" where several made it."""
+    """The one event a named part was made of, in code marks; "" where several made it."""
     return f"`{name}` " if events == 1 and part == "hlo_passes" else ""
 
 
@@ -144,8 +137,7 @@ NAMED_SHARE = 0.05
 
 
 def nesting_sentence(x: XlaPasses) -> str:
-    """What nesting changed in the shares of the compile, as the two profiled compiles
-    show it ("" where there are not two)."""
+    """What nesting changed in the shares of the compile ("" where not two compiles)."""
     flat, nested = x.compiles.get("flat"), x.compiles.get("nested")
     if x.same_program or flat is None or nested is None:
         return ""
@@ -170,8 +162,7 @@ def nesting_sentence(x: XlaPasses) -> str:
 
 
 def _named_both(flat: ProfiledCompile, nested: ProfiledCompile) -> str:
-    """``, the main fusion pass 72% and 75%``: each named part both compiles read, where
-    it took :data:`NAMED_SHARE` of either."""
+    """``, the main fusion pass 72% and 75%``: named parts both compiles read."""
     events = compile_events.of(flat.backend)
     said = [f", {named.label} {pct(flat.share(f.seconds))} and {pct(nested.share(n.seconds))}"
             for f in flat.named if (n := nested.named_as(f.key)) is not None
@@ -211,8 +202,7 @@ def warm_compiles(c: Comparison) -> dict[str, float]:
 
 
 def answer(x: XlaPasses, warm: dict[str, float]) -> list[Block]:
-    """Where XLA spent each profiled compile, first: its parts, biggest first, marked where the
-    compile was not cold (``warm``, :func:`warm_compiles`); or why nothing was measured."""
+    """Where XLA spent each profiled compile, biggest part first; or why nothing was measured."""
     if x.reason is not None:
         return [Heading(HEADING), Para([x.reason], kind="note")]
     lines = [f"{v}: profiled compile {fmt_s(c.compile_s)}{' (not cold)' * (v in warm)}: "

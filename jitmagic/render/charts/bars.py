@@ -1,5 +1,4 @@
-"""The bar charts of the parts: the vmap/jit orderings (first call against per call), XLA's effort
-(per setting, XLA's compile beside a call) and the trace time by helper; never displayed."""
+"""The bar charts of the parts: orderings, XLA's effort, trace time by helper."""
 
 from __future__ import annotations
 
@@ -42,8 +41,7 @@ def _colors(names: list[str], highlight: str | None) -> list[str]:
 
 
 def orderings_figure(o: Orderings, highlight: str | None = None) -> Figure:
-    """Two bar panels, cold first call and steady per call, one bar per ordering, each with the
-    min–max of its samples."""
+    """Two bar panels, cold first call and steady per call, one bar per ordering."""
     names = [n for n in ORDERINGS if n in o.rows and o[n].error is None]
     fig = Figure(figsize=(9, 2.8), layout="constrained", dpi=DPI)
     panels = []
@@ -67,8 +65,7 @@ EFFORT_PANELS = ((COMPILE, "XLA compile (cold first call)"), (EXECUTE, "a call (
 
 
 def measured_rows(e: Effort) -> dict[str, dict[str, list[float]]]:
-    """Each row that has samples (the default first), as its samples of the compile and
-    a call on the record's clock; a row whose code failed before a sample is left out."""
+    """Each row with samples (default first), its compile and call samples on the clock."""
     clock = e.clock()
     rows = {DEFAULT: e.default, **{n: r.samples for n, r in e.rows.items()}}
     return {n: {k: on(s, k, clock) for k, _ in EFFORT_PANELS} for n, s in rows.items()

@@ -1,5 +1,4 @@
-"""The ledger's chart: compile seconds per function, one bar each, in parts coloured by the reason
-each compile was made for (a first compile in grey)."""
+"""The ledger's chart: compile seconds per function, in parts coloured by reason."""
 
 from __future__ import annotations
 

@@ -71,8 +71,7 @@ def on_clock(c: Comparison, name: str, clock: Clock) -> VariantResult:
 
 
 def phases_figure(c: Comparison) -> Figure:
-    """The cold first call per variant in parts, and per-call execute bars with their
-    min–max; the legend (10 pt) below the panels."""
+    """The cold first call per variant in parts, and per-call execute bars; legend below."""
     fig = Figure(figsize=(9, 4), layout="constrained", dpi=DPI)
     cold, steady = fig.subplots(1, 2, width_ratios=(3, 1))
     names = [n for n in VARIANTS if n in c.variants and c.variants[n].ok]
@@ -130,8 +129,7 @@ def _stack(ax: Axes, c: Comparison, row: int, v: VariantResult, scale: float,
     return left
 
 
-#: The cold panel's width in points, about (the figure's 9 inches, 3/4 of it, less the
-#: row names and padding): what a label at a bar's end needs room in.
+#: The cold panel's width in points, about: the room a label at a bar's end has.
 PANEL_PT = 380.0
 
 
@@ -159,8 +157,7 @@ def _first_call(ax: Axes, row: int, v: VariantResult, end: float, scale: float,
 
 
 def _execute_panel(ax: Axes, c: Comparison, names: list[str]) -> None:
-    """Median seconds per call for each variant, with the min–max of its samples, on the
-    clock that decides them (named where it is not the first call's)."""
+    """Median seconds per call for each variant with min–max, on the deciding clock."""
     clock = c.clock_of(EXECUTE)
     variants = [on_clock(c, n, clock) for n in names]
     unit, scale = time_unit([x for v in variants for x in v.samples[EXECUTE]])

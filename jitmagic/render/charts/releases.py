@@ -1,8 +1,4 @@
-"""The releases' chart (``--jax``, ``--bisect`` with ``--html``): the flat program's
-stages side by side, one group per stage and one bar per measured release (its median,
-the min–max of its samples as a whisker), on a log scale so that a microsecond call sits
-beside a second's compile. Wall time, as the text table's columns are. Built with
-``matplotlib.figure.Figure`` (no pyplot state)."""
+"""The releases' chart: the flat program's stages, a log-scale bar per release."""
 
 from __future__ import annotations
 
@@ -25,8 +21,7 @@ COLORS = (p.SKY_BLUE, p.ORANGE, p.BLUISH_GREEN, p.BLUE, p.VERMILLION, p.REDDISH_
 
 
 def releases_figure(r: Releases) -> Figure | None:
-    """One group of bars per stage, a bar per release that measured the flat program
-    (None where none did)."""
+    """One group of bars per stage, a bar per release (None where none measured)."""
     shown = [(x.release, c.flat) for x in r.results
              if (c := x.measured) is not None and "flat" in c.variants]
     if not shown:

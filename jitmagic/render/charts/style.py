@@ -18,8 +18,7 @@ from ...model.stats.units import time_unit
 BLACK, ORANGE, SKY_BLUE, BLUISH_GREEN = "#000000", "#e69f00", "#56b4e9", "#009e73"
 YELLOW, BLUE, VERMILLION, REDDISH_PURPLE = "#f0e442", "#0072b2", "#d55e00", "#cc79a7"
 
-#: One colour per part of a first call, and per call. The first call is drawn as a
-#: marker only where its stages came from a separate staged run.
+#: One colour per part of a first call, and per call (a marker: stages from a staged run).
 PHASE = {
     "trace_s": BLUE,
     "lower_s": BLUISH_GREEN,
@@ -51,16 +50,12 @@ LEGEND_PT = 10
 LABEL_PT = 10
 
 
-#: A chart shows at most this many characters of a name (a report from someone else may
-#: hold a name of megabytes, and laying one out takes matplotlib minutes).
+#: A chart shows at most this many characters of a name (laying out megabytes takes minutes).
 MAX_LABEL = 60
 
 
 def plain(x: Any, width: int = MAX_LABEL) -> str:
-    """``x`` as text matplotlib shows as it is: every ``$`` escaped, so a name such as
-    ``$\\frac{$`` is never parsed as mathtext (which raises while drawing), and every
-    control character, tab and newline written as its escape (``\\x1b``, ``\\t``: no
-    font has their glyphs); cut to ``width`` characters, ending in ``…``."""
+    """``x`` as matplotlib shows it literally (``$`` and controls escaped), cut to ``width``."""
     shown = printable(str(x)).replace("\t", r"\t").replace("\n", r"\n")
     return cut_to(shown, width).replace("$", r"\$")
 
@@ -75,9 +70,7 @@ def whisker(ax: Axes, at: float, lo: float, hi: float, horizontal: bool = True) 
 
 def bar_panels(fig: Figure, names: list[str], panels: list[tuple[list[list[float]], str, Any]],
                **bar: Any) -> None:
-    """Panels side by side, each a row of ``names`` (named on the first): ``panels`` holds each
-    one's samples by row, its axis's words and its colour; median bars in the panel's unit,
-    min–max whiskers, each median said past its whisker ("—" and no bar where none)."""
+    """Panels side by side: median bars, min–max whiskers, each median said."""
     axes = fig.subplots(1, len(panels))
     for i, (ax, (samples, label, color)) in enumerate(zip(axes, panels, strict=True)):
         unit, scale = time_unit([x for xs in samples for x in xs])

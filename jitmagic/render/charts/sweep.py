@@ -1,5 +1,4 @@
-"""The sweep's chart: each phase against the swept value, flat and nested, with the
-fitted growth exponent in the legend. A ``Figure``, never pyplot, never displayed."""
+"""The sweep's chart: each phase against the swept value, with growth exponents."""
 
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ STYLE = {"flat": dict(color=VARIANT["flat"], marker="o", linestyle="-"),
 
 
 def _axis(ax: Any, xs: list[Any], labelled: list[Any], step: int, loglog: bool) -> None:
-    """A panel's x axis: every ``step``-th of ``xs`` labelled (``labelled``), log-log
-    where the values are positive numbers."""
+    """A panel's x axis: every ``step``-th value labelled, log-log where all positive."""
     if loglog:
         ax.set_xscale("log")
         ax.set_yscale("log")

@@ -1,5 +1,4 @@
-"""A :class:`~jitmagic.model.ledger.Ledger` in words, as text and as HTML; its gate in words, and
-two ledgers side by side (``jitmagic diff OLD NEW``)."""
+"""A ledger in words, as text and HTML; its gate; two ledgers side by side."""
 
 from __future__ import annotations
 
@@ -56,9 +55,7 @@ from .words import shown
 
 
 def answer(ledger: Ledger) -> str:
-    """The ledger in one or two sentences: what compiled again first (the function that
-    cost most, and how often), then every compile's seconds of the run's, warm-ups
-    included (a short run is mostly its first compiles: no sign of a loop bound by them)."""
+    """The ledger in a sentence or two: what compiled again first, then all compile seconds."""
     where = f"{ledger.source}'s {fmt_s(ledger.wall_s)}"
     others = _others(ledger)
     if ledger.count == 0:
@@ -76,8 +73,7 @@ def answer(ledger: Ledger) -> str:
 
 
 def _again_said(ledger: Ledger) -> str:
-    """``step` (defined at line 2) compiled again 3 times (310 ms); 1 other function 2
-    times; eager ops (jnp calls outside any jit) 1 time``: the costliest first."""
+    """``step` (…) compiled again 3 times (310 ms); …``: the costliest first."""
     rows = [r for r in ledger.functions() if r.again]
     mine = sorted((r for r in rows if not r.eager), key=lambda r: -_again_seconds(r))
     eager = sum(r.again for r in rows if r.eager)
@@ -108,8 +104,7 @@ def _again_seconds(row: FunctionRow) -> float:
 
 
 def text(ledger: Ledger, verbose: bool = False) -> str:
-    """The ledger for a terminal: the answer, what compiled again and its fix, then the table; the
-    eager ops that compiled once are folded into one line (``verbose``: every row)."""
+    """The ledger for a terminal: answer, recompiles and fix, table (``verbose``: every row)."""
     return "\n".join(_lines(ledger, verbose))
 
 
@@ -151,8 +146,7 @@ def _again_lines(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
 
 
 def _folded(rows: list[FunctionRow]) -> tuple[list[FunctionRow], list[FunctionRow]]:
-    """(the rows shown, the eager ops that compiled once: set-up, each a first compile
-    no fix applies to, folded away unless asked for)."""
+    """(the rows shown, the eager ops that compiled once, folded unless asked for)."""
     return ([r for r in rows if not r.eager or r.again],
             [r for r in rows if r.eager and not r.again])
 
@@ -164,8 +158,7 @@ def folded_line(folded: list[FunctionRow]) -> str:
 
 
 def _not_kept(ledger: Ledger) -> Iterable[str]:
-    """What the ledger counts but could not explain: compiles past those kept whole,
-    misses after JAX's explanations were turned off, and other threads' compiles."""
+    """What the ledger counts but could not explain."""
     for omitted in ledger.omitted:
         yield (f"`{printable(omitted.function)}`: {omitted.count:,} more compiles "
                f"({fmt_s(omitted.seconds)}) are counted in the table, their reasons not kept "
@@ -187,8 +180,7 @@ def _not_kept(ledger: Ledger) -> Iterable[str]:
 
 
 def _stale(ledger: Ledger) -> Iterable[str]:
-    """The values jit kept from a trace that changed since
-    (:class:`~jitmagic.model.ledger.Stale`)."""
+    """The values jit kept from a trace that changed since."""
     if not ledger.stale:
         return
     yield ""
@@ -224,16 +216,14 @@ def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
 
 
 def _stage(row: FunctionRow, stage: str) -> str:
-    """A row's seconds in one stage; "—" where some of its compiles were only counted (past
-    the kept ones: their stages are not known, only their total)."""
+    """A row's seconds in one stage; "—" where some compiles were only counted."""
     return "—" if row.omitted or stage not in row.stage_seconds else \
         fmt_s(row.stage_seconds[stage])
 
 
 def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
-    again_s = sum(r.seconds for r in row.reasons if r.kind != FIRST)
     yield (f"`{printable(row.function)}`{defined(row.defined_at, ledger)}: compiled again "
-           f"{plural(row.again, 'time')}, {fmt_s(again_s)}")
+           f"{plural(row.again, 'time')}, {fmt_s(_again_seconds(row))}")
     again = [r for r in row.reasons if r.kind in AGAIN]
     for reason in again[:MAX_REASONS]:
         threads = [t for t in reason.threads if t != ledger.thread]
@@ -259,8 +249,7 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
 
 
 def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
-    """The eager operations that compiled again, once for all of them, by the line that called them:
-    one line (``x - x.mean(0)``) compiles several, each had its own bullet."""
+    """The eager operations that compiled again, by the line that called them."""
     if not eager:
         return
     yield (f"eager ops (jnp/lax calls outside any jit): compiled again "
@@ -301,8 +290,7 @@ def html_body(ledger: Ledger, chart_png: bytes | None = None, verbose: bool = Fa
 
 
 def bundle(ledger: Ledger, plot: bool = True, verbose: bool = False) -> dict[str, str]:
-    """``{"text/plain", "text/html"}``: what ``%%jitwatch`` shows and a ledger displays;
-    its chart without the eager ops that compiled once (``verbose``: with them)."""
+    """``{"text/plain", "text/html"}`` of a ledger (``verbose``: chart with eager ops)."""
     png = None
     if plot:
         from ..charts.ledger import png as chart
@@ -315,8 +303,7 @@ def bundle(ledger: Ledger, plot: bool = True, verbose: bool = False) -> dict[str
 
 
 def html_document(ledger: Ledger, plot: bool = True, note: str | None = None) -> str:
-    """A self-contained HTML page of the ledger (its chart embedded; nothing fetched);
-    ``note`` (a PARTIAL line) follows it."""
+    """A self-contained HTML page of the ledger; ``note`` (a PARTIAL line) follows it."""
     data = bundle(ledger, plot)
     body = (with_note(data, note) if note else data)["text/html"]
     source = printable(ledger.source)
@@ -330,8 +317,7 @@ def summary(ledger: Ledger) -> str:
 
 
 def register_ledger() -> None:
-    """Word the ledger's records' ``repr`` (their text and bundle are registered with
-    every record's, :mod:`jitmagic.render`)."""
+    """Word the ledger's records' ``repr``."""
     register("summary", Ledger, summary)
     register("summary", LedgerDiff,
              lambda d: f"<LedgerDiff: {d.old.again} → {d.new.again} compiles again>")
@@ -353,8 +339,7 @@ def gate_lines(ledger: Ledger) -> Iterable[str]:
 
 
 def gate_sentence(ledger: Ledger, broken: list[Broken]) -> str:
-    """The gate in one plain sentence: what was allowed, what happened, what to do (the
-    sentences of each way it broke follow it)."""
+    """The gate in one plain sentence: what was allowed, what happened, what to do."""
     allowed = _allowed(ledger)
     if not broken:
         return f"Gate held: allowed {allowed}; {_held(ledger)}."
@@ -369,8 +354,7 @@ def gate_sentence(ledger: Ledger, broken: list[Broken]) -> str:
 
 
 def _allowed(ledger: Ledger) -> str:
-    """What the gate allowed: ``1 compile per function (eager ops not counted) and 4
-    compiles in all``."""
+    """What the gate allowed: ``1 compile per function (…) and 4 compiles in all``."""
     parts = []
     if (warm := ledger.gate.fail_after_warmup) is not None:
         parts.append(f"{plural(warm, 'compile')} per function (eager ops not counted)")

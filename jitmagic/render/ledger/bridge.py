@@ -1,5 +1,4 @@
-"""The ``%jitcompare`` line the ledger suggests for a function that compiled again: its first call,
-as the cell wrote it, made to measure one call as the loop made it."""
+"""The ``%jitcompare`` line the ledger suggests for a function that compiled again."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ def _called(func: ast.expr) -> str | None:
 
 
 def _loops_around(source_file: str, site: str | None) -> dict[str, ast.expr | None] | None:
-    """The names the loops around ``site`` (``file:line``) bind, each with its first
-    value (a ``range``'s start; None: not known); None where the source is not there."""
+    """The names the loops around ``site`` bind, each with its first value; None if no source."""
     file, _, line = (site or "").rpartition(":")
     source = "".join(linecache.getlines(source_file)) if file == source_file else ""
     if not source:
@@ -63,8 +61,7 @@ def _range_start(iterable: ast.expr) -> ast.expr | None:
 
 
 def _first_pass(call: ast.Call, loops: dict[str, ast.expr | None] | None) -> ast.Call | None:
-    """``call`` with each loop variable it reads put as the loop's first value; None
-    where one's is not known (or the source is not there to tell)."""
+    """``call`` with each loop variable put as its first value; None where one is not known."""
     if loops is None:
         return None
     read = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}

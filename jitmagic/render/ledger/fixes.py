@@ -1,5 +1,4 @@
-"""What to do about each kind of recompile: only fixes shown to remove it and keep the
-result (``tests/test_watch_fixes.py``), and notes where none was."""
+"""What to do about each kind of recompile: only fixes shown to work, else notes."""
 
 from __future__ import annotations
 
@@ -20,9 +19,8 @@ from ...model.ledger.compiles import Noted
 from ...model.ledger.rows import ReasonRow
 from .words import clip
 
-#: What to do about each kind of reason (``{arg}``: the argument it names, or "it"): only
-#: fixes shown (``tests/test_watch_fixes.py``) to remove the recompile and keep the result,
-#: each on a loop shaped as users write them; the seconds beside it are measured.
+#: What to do about each kind of reason (``{arg}``: the argument, or "it"): only fixes
+#: ``tests/test_watch_fixes.py`` shows remove the recompile and keep the result.
 FIXES = {
     WEAK_TYPE: "a Python scalar (weakly typed) became an array, or the other way: give {arg} "
                "one type from the start, e.g. `jnp.float32(0.1)` rather than `0.1`",
@@ -50,15 +48,13 @@ FIXES = {
               "parameter), so that every call sees the same devices and sharding; or fix "
               "them on the jit (`in_shardings=`, `out_shardings=`)",
 }
-#: What to do about a pytree reason that is a Flax NNX module's graph (its argument JAX's
-#: ``._graphdef``): a static attribute that ``model.train()``/``model.eval()`` set.
+#: What to do about a Flax NNX module's graph (``._graphdef``) changed by ``model.train()``.
 GRAPH_FIX = ("the module's static attributes are part of its graph, which JAX compiles for "
              "(`model.train()` and `model.eval()` set Dropout's `deterministic` and "
              "BatchNorm's `use_running_average`): jit one function per mode, each its own "
              "`def` under `@nnx.jit` and called only in its mode (a `train_step` after "
              "`model.train()`, an `eval_step` after `model.eval()`): each compiles once")
-#: What to do about a sharding reason whose argument was split over the mesh on some calls
-#: (``f32[8@data,4]``: an input batch the loader left unplaced on others): its split.
+#: What to do about an argument split over the mesh on some calls only (``f32[8@data,4]``).
 SPLIT_FIX = ("place {arg} the same way on every call, split as on its other calls: "
              "`jax.device_put({name}, NamedSharding(mesh, {spec}))` before each call (a batch left "
              "unplaced lands on one device), or fix it on the jit (`in_shardings=`)")
@@ -70,8 +66,7 @@ NOTES = {
            "code does so once); inside a jit it would compile once per shape as well (a "
            "mean over a growing list compiles at each length either way)",
 }
-#: What to do about an eager ``lax.scan`` (``cond``, ``while_loop``) whose function is made
-#: anew on each pass (``{arg}``: the function).
+#: What to do about an eager ``lax.scan`` (``cond``, ...) whose function is made anew each pass.
 EAGER_ANEW_FIX = ("define {arg} once, before the loop, and pass what it reads from the loop "
                   "as its arguments (a scan's carry or `xs`, a cond's operands, a "
                   "while_loop's value): defined once, it is traced once, and a value it "
@@ -94,8 +89,7 @@ NOTED = {
 
 
 def advice(reason: ReasonRow) -> str | None:
-    """The line under a reason: ``fix: ...`` where a fix was shown to work for its case,
-    ``note: ...`` where none was; None for neither."""
+    """The line under a reason: ``fix: ...`` or ``note: ...``; None for neither."""
     arg = f"`{clip(reason.argument, 40)}`" if reason.argument else "it"
     spec = split_spec(reason.values) if reason.kind == SHARDING else None
     if spec is not None:
@@ -114,8 +108,7 @@ _DIM = re.compile(r"(?:[^,(]|\([^)]*\))+")
 
 
 def split_spec(values: tuple[str, ...]) -> str | None:
-    """``P('data')``: the split of the first value JAX wrote with a dimension over mesh
-    axes (``f32[8@data,4]``, ``f32[8@(data,model),4]``); None where none was split."""
+    """``P('data')``: the split of the first value JAX wrote as split; None where none."""
     found = next((m for v in values if (m := _DIMS.search(v))), None)
     if found is None:
         return None
@@ -127,6 +120,5 @@ def split_spec(values: tuple[str, ...]) -> str | None:
 
 
 def explained(reason: ReasonRow) -> str:
-    """The words under a reason: what the watch knew, else JAX's own (a ledger saved
-    before the watch noted facts kept its sentence there)."""
+    """The words under a reason: what the watch knew, else JAX's own."""
     return NOTED[reason.noted] if reason.noted else reason.text

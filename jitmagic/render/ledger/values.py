@@ -1,5 +1,4 @@
-"""A reason in words: its kind, the argument it names and the values it went through
-(``shape of `x`: f32[3] → f32[4]``), and the live line of one recompile."""
+"""A reason in words (``shape of `x`: f32[3] → f32[4]``), and a recompile's live line."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ from .words import plural
 
 
 def reason_words(reason: ReasonRow) -> str:
-    """``weak type of `lr`: f32[] (weak) → f32[]``: the kind, the argument, its values;
-    then every other difference JAX named at once, each so."""
+    """``weak type of `lr`: f32[] (weak) → f32[]``, then every other difference named."""
     what = {UNEXPLAINED: "recompiled; why, below" if reason.text or reason.noted else
             "recompiled; JAX gave no reason", EAGER: "eager op on new shapes or dtypes",
             NEW_FUNCTION: "a new function object each time"}.get(reason.kind,
@@ -42,16 +40,13 @@ def reason_words(reason: ReasonRow) -> str:
     return what
 
 
-#: JAX's top-level pytree paths, in words: a jitted call's arguments are the pair
-#: (positional, keywords).
+#: JAX's top-level pytree paths of a jitted call's (positional, keywords), in words.
 TOP_PATHS = {"[0]": "the positional arguments", "[1]": "the keyword arguments"}
 
 
 def change_words(kind: str, argument: str | None, values: tuple[str, ...],
                   pairs: tuple[tuple[str, str], ...] = ()) -> str:
-    """`` of `x`: f32[3] → f32[4]``: where a difference is and the values it took, as
-    the histories its compiles' pairs make (``f32[3] → f32[4]; f32[4]({}) → f32[2,2]({})``
-    where they do not join into one)."""
+    """`` of `x`: f32[3] → f32[4]``: where a difference is and the values it took."""
     what = ""
     if argument and kind == PYTREE:  # JAX's own path, unchecked here
         what += f" at {TOP_PATHS[argument]}" if argument in TOP_PATHS else \
@@ -73,9 +68,7 @@ def values_said(values: tuple[str, ...], width: int = 40) -> str:
 
 
 def stretched(values: tuple[str, ...], width: int = 40) -> tuple[str, ...]:
-    """Each value whole where all are short, else each one's stretch around where they first differ
-    (an Equinox module's static fields hold long reprs: ``…MLP[(Missing, 2)]…``, ``…MLP[(Missing,
-    3)]…``); a terminal's escapes in any of them written as escapes, whatever their length."""
+    """Each value whole where all are short, else its stretch around where they differ."""
     shown = tuple(printable(v) for v in values[:MAX_VALUES])
     if all(len(v) <= width for v in shown):
         return tuple(clip(v, width) for v in shown)
@@ -91,8 +84,7 @@ BREAKS = " (,[{.="
 
 
 def _word_start(value: str, at: int) -> int:
-    """``at``, moved to just after a break near it (``Config(...)``, not ``…g(...)``): back where
-    one is near, else forward, past any spaces; to the start where that is near."""
+    """``at`` moved to just after a nearby break, past any spaces."""
     if at <= 10:
         return 0
     back = max(value.rfind(c, 0, at + 1) for c in BREAKS)
@@ -102,17 +94,13 @@ def _word_start(value: str, at: int) -> int:
 
 
 def _stretch(value: str, lo: int, width: int) -> str:
-    """``value`` from ``lo``, about ``width`` long, to its end where that is near; "…"
-    marks what is left out."""
+    """``value`` from ``lo``, about ``width`` long; "…" marks what is left out."""
     hi = len(value) if len(value) - (lo + width) <= 10 else lo + width
     return ("…" if lo else "") + value[lo:hi] + ("…" if hi < len(value) else "")
 
 
 def live_line(c: Compile, again: int, run: int, source_file: str | None = None) -> str:
-    """One recompile, said as it happens (``again``: its function's recompiles so far, this one
-    included; ``run``: the run's): ``jitwatch: `step` compiles again (recompile 1 here) at line 9,
-    shape of `x`: f32[32,8] → f32[4,8]``, ``(its recompile 2; 5 in the run)`` where other functions
-    recompiled; ``source_file``: the watched cell's, whose lines read ``line N``."""
+    """``jitwatch: `step` compiles again (recompile 1 here) at line 9, shape of `x`: …``."""
     where = Ledger((c,), 0.0, source_file=source_file)
     called_at = place(c.call_site, where)
     at = f" at {printable(called_at)}" if called_at else ""

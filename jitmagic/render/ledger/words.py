@@ -1,5 +1,4 @@
-"""The ledger's small words: limits, places, counted nouns, clipped names, columns, and eager
-operations JAX ledgers under a name of its own internals, named by what the user wrote."""
+"""The ledger's small words: limits, places, counts, clipped names, columns, eager ops."""
 
 from __future__ import annotations
 
@@ -47,8 +46,7 @@ KIND_WORDS = {FIRST: "first", WEAK_TYPE: "weak type", SHAPE: "shape",
 
 
 def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -> list[str]:
-    """``head`` and ``body`` as aligned columns, the first ``left`` flush left, the rest
-    (figures) flush right."""
+    """``head`` and ``body`` as aligned columns, the first ``left`` flush left."""
     widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
     return ["  ".join(x.ljust(w) if i < left else x.rjust(w)
                       for i, (x, w) in enumerate(zip(line, widths, strict=True))).rstrip()
@@ -56,8 +54,7 @@ def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -
 
 
 def defined(site: str | None, ledger: Ledger) -> str:
-    """`` (defined at line 3)`` after a function's name (``site``: where it was defined);
-    nothing where it is not known."""
+    """`` (defined at line 3)`` after a function's name; nothing where not known."""
     place = defined_place(site, ledger)
     return f" (defined at {printable(place)})" if place != "—" else ""
 
@@ -80,8 +77,7 @@ _SITE = re.compile(r"^(?P<file>.*?):(?P<line>\d+)(?::\d+)?(?P<rest>(?: \(.*\))?)
 
 
 def place(site: str | None, ledger: Ledger) -> str | None:
-    """``file:line`` as a reader wants it: ``line 3`` in the watched cell, a path
-    relative to the working folder where it is below it."""
+    """``file:line`` as a reader wants it: ``line 3`` in the cell, else a relative path."""
     found = _SITE.match(site or "")
     if found is None:
         return site or None
@@ -96,8 +92,7 @@ def place(site: str | None, ledger: Ledger) -> str | None:
 
 
 def _normal(filename: str) -> str:
-    """``filename`` without ``..`` in it (``python ../other/train.py`` names its code
-    ``/home/me/project/../other/train.py``); a cell's name as it is."""
+    """``filename`` without ``..`` in it; a cell's name as it is."""
     return os.path.normpath(filename) if os.path.isabs(filename) else filename
 
 
@@ -110,8 +105,7 @@ def clip(s: str, width: int = 40) -> str:
 
 
 def clip_place(s: str, width: int = 40) -> str:
-    """A place cut from its start at a folder (``…/deep/train.py:12``): its file and line
-    tell, not the folders above them."""
+    """A place cut from its start at a folder (``…/deep/train.py:12``)."""
     s = printable(s)
     if len(s) <= width:
         return s
@@ -135,8 +129,7 @@ _NUMPY = ("np", "numpy", "onp")
 
 
 def written_as(function: str, call_text: str | None) -> str | None:
-    """The call on the user's line that ran JAX's eager op ``function`` (``jnp.asarray``); None
-    where ``function`` is not one JAX names by its internals, or no such call is there."""
+    """The user's call that ran JAX's eager op ``function``; None where there is none."""
     names = WRITTEN.get(function)
     if not names or not call_text:
         return None
@@ -148,8 +141,7 @@ def written_as(function: str, call_text: str | None) -> str | None:
 
 
 def shown(function: str, call_text: str | None) -> str:
-    """An eager op's name as shown: what the user wrote, JAX's name beside it
-    (``jnp.asarray (stage)``), or JAX's name alone."""
+    """An eager op's name as shown: ``jnp.asarray (stage)``, or JAX's name alone."""
     written = written_as(function, call_text)
     return f"{written} ({function})" if written else function
 

@@ -1,5 +1,4 @@
-"""The sentences of what the measuring notes (:mod:`jitmagic.model.notes`): one table,
-:data:`TEMPLATES`, one row per kind of note, as pytest words its warnings."""
+"""The sentences of the measuring notes: :data:`TEMPLATES`, one row per kind of note."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The sentences of notes that take more than a template, and the names of the things a cell
-changed and jitmagic put back or left (:data:`THINGS`)."""
+"""The sentences of notes that take more than a template, and :data:`THINGS`."""
 
 from __future__ import annotations
 
@@ -8,8 +7,7 @@ from collections.abc import Callable
 from ...model import parts as table
 from ...model.notes import Note
 
-#: Why a planned helper that the program holds no jit call of stays inline, where no
-#: library primitive holds it.
+#: Why a planned helper with no jit call in the program stays inline (no library holds it).
 NO_CALL = "no call of it went through a jit while tracing (its program has no jit call of it)"
 #: How the reason the out-of-line row of ``--effort`` was not measured begins.
 NOT_MEASURED = "out of line was not measured"
@@ -66,8 +64,7 @@ def rules_only(n: Note) -> str:
             f"a function where its own body builds equations{never}")
 
 
-#: How a helper of each library uses its caller's traced values without being passed
-#: them (a leak through JAX's cache of a jit's constants); None: any other code.
+#: How a helper of each library reads its caller's traced values unpassed (None: any other).
 NOT_PASSED = {
     "haiku": "it reads its parameters with `hk.get_parameter` from the state "
              "`hk.transform` keeps, not from its arguments",
@@ -97,8 +94,7 @@ def leaks(n: Note) -> str:
 
 
 def _structures(n: Note) -> str:
-    """The two sides where the structures differ: "shape (3,) vs (4,)", "a leaf
-    float32[3] vs Point", "Linear with static data 3 vs Linear with static data 4"."""
+    """The two sides where the structures differ: "shape (3,) vs (4,)", …."""
     if n.structure == "shape":
         return f"shape {n.shapes[0]} vs {n.shapes[1]}"
     return " vs ".join(f"a leaf {dtype}{list(shape)}" if not node else
@@ -187,8 +183,7 @@ def listed(names: list[str]) -> str:
 
 
 def said(change: str, how: str = "") -> str:
-    """The sentence of a row that put back ``change`` (``how``: to what, where that is
-    not simply as it was)."""
+    """The sentence of a row that put back ``change`` (``how``: to what)."""
     return (f"the cell, or the code it ran, {change}: it applied while measuring and is "
             f"put back now{how}")
 
@@ -209,8 +204,7 @@ def logger(name: str) -> str:
     return "the root logger" if not name else f"the {name!r} logger"
 
 
-#: What the sentences call a key of each row (``left_as_is``; its rows:
-#: ``jitmagic.model.notes.KEYS["row"]``).
+#: What the sentences call a key of each row (``jitmagic.model.notes.KEYS["row"]``).
 THINGS: dict[str, Callable[[str], str]] = {
     "figures": lambda _: "pyplot's open figures",
     "listeners": lambda _: "jax.monitoring's listeners",
@@ -258,8 +252,7 @@ def setting(n: Note) -> str:
 
 
 def jax_environ(n: Note) -> str:
-    """JAX reads ``JAX_*`` once at import, XLA the others (``XLA_FLAGS``, device lists) once as its
-    backend starts: set after that they changed nothing, set before it they stay in effect."""
+    """JAX reads ``JAX_*`` at import, XLA the others as its backend starts: set later, no effect."""
     said_late = (f"changed {marked(n.late, n.added)}, which had no effect: JAX "
                  "reads such variables once, when jax is imported (JAX_*) or its backend "
                  "starts (the others), and that was before the cell; the variable is put "

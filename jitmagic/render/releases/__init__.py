@@ -1,12 +1,4 @@
-"""One cell under several JAX releases (``--jax``), in words: the answer first (the
-largest change between releases, or the finding that a release hung, crashed or could not
-be installed), the stages side by side, and where the environments live; ``-v`` adds
-every change the rule found, every finding, and each release's flat/nested verdict.
-
-Each change is the one rule's (:func:`jitmagic.model.stats.rule.difference`, through
-:func:`jitmagic.model.diff.diff`), worded by :mod:`.verdicts` as every verdict is:
-``XLA compile 3.10× slower in 0.10.2 than in 0.9.0 (2.60×–3.70×)``.
-"""
+"""One cell under several JAX releases (``--jax``), in words: the answer, then the stages."""
 
 from __future__ import annotations
 
@@ -84,8 +76,7 @@ def html_document(r: Releases | Bisection) -> str:
 
 
 def bisected(b: Bisection) -> list[str]:
-    """``first slower in 0.10.0, of 0.9.0 to 0.10.2: XLA compile 1.52× slower in 0.10.0
-    than in 0.9.0 (...)`` for each stage found, and the releases measured to find it."""
+    """``first slower in 0.10.0, of 0.9.0 to 0.10.2: …`` per stage found."""
     r, ends = b.measured, f"{b.walked[0]} to {b.walked[-1]}"
     first = r.results[0]
     said = []
@@ -105,8 +96,7 @@ def bisected(b: Bisection) -> list[str]:
 
 
 def headline(r: Releases) -> str:
-    """The answer: the first finding (a hang, a crash, no install), else the largest
-    change between releases, else that the rule found none."""
+    """The answer: the first finding, else the largest change, else that there is none."""
     found = findings(r)
     if found:
         return found[0]
@@ -123,16 +113,14 @@ def headline(r: Releases) -> str:
 
 
 def each_stage(change: Change) -> str:
-    """``0.9.0 → 0.10.2, each stage: trace 2.75× faster (1.68×–4.65×); ...``: NEW
-    against OLD, the flat program, as the one rule judged each."""
+    """``0.9.0 → 0.10.2, each stage: trace 2.75× faster (…); ...``: the flat program."""
     said = "; ".join(f"{PHASE_LABELS[s.phase]} {_verdict(s)}"
                      for s in change.diff.stages if s.variant == "flat")
     return f"{change.old} → {change.new}, each stage: {said}"
 
 
 def _verdict(s: StageDiff) -> str:
-    """``3.06× less CPU time (1.90×–4.90×)``, ``inconclusive: 1.17× slower (0.53×–1.41×)``,
-    ``no measurable difference (...)``; why it is not judged, where it is not."""
+    """``3.06× less CPU time (…)``, ``inconclusive: …``; or why it is not judged."""
     if not s.measured or s.not_judged:
         return stage_said(s)
     said = with_interval(s.judged, s.clock)
@@ -140,9 +128,7 @@ def _verdict(s: StageDiff) -> str:
 
 
 def changes(r: Releases) -> list[str]:
-    """Each significant change of the flat program between consecutive releases, then
-    each of its figures (:data:`FIGURES`) that changed (exactly, with no rule; by 0.5%
-    or more, so that the ratio said is not 1.00×)."""
+    """The significant changes between consecutive releases, then each figure that changed."""
     sized = [_sized(change, f) for change in r.changes for f in change.diff.structure
              if f.variant == "flat" and f.figure in FIGURES and f.kind in (LARGER, SMALLER)]
     return [*(_change(change, stage) for change, stage in _changed(r)),
@@ -150,8 +136,7 @@ def changes(r: Releases) -> list[str]:
 
 
 def _passes(change: Change) -> str:
-    """``XLA's parts that moved most from 0.9.0 to 0.10.2 (one profiled compile each):
-    SimplifyFPConversions 2 ms → 90 ms, ...``."""
+    """``XLA's parts that moved most from 0.9.0 to 0.10.2 (…): SimplifyFPConversions …``."""
     moved = ", ".join(f"{PART_NAMES.get(name, name)} {fmt_s(a)} → {fmt_s(b)}"
                       for name, a, b in change.passes)
     return (f"XLA's parts that moved most from {change.old} to {change.new} (one profiled "
@@ -159,8 +144,7 @@ def _passes(change: Change) -> str:
 
 
 def _sized(change: Change, f: StructureDiff) -> str:
-    """``program size (StableHLO) 1.30× larger in 0.8.0 than in 0.7.0 (872 KiB → 1.1
-    MiB)``; "" where the ratio rounds to 1.00."""
+    """``program size (StableHLO) 1.30× larger in 0.8.0 than in 0.7.0 (…)``; "" near 1.00."""
     times = f"{max(f.new_over_old, 1 / f.new_over_old):.2f}"
     return "" if times == "1.00" else (f"{FIGURES[f.figure]} {times}× {f.kind} in {change.new} "
                                        f"than in {change.old} ({_bytes(f.old)} → "
@@ -173,9 +157,7 @@ def _changed(r: Releases) -> list[tuple[Change, StageDiff]]:
 
 
 def _change(change: Change, stage: StageDiff) -> str:
-    """``XLA compile 1.58× slower in 0.10.2 than in 0.9.0 (1.23×–2.11×; 669 ms → 1.09
-    s)``: the medians of the samples judged, on the clock that judged them (CPU time on
-    a busy machine, where the table's wall times may say more or less)."""
+    """``XLA compile 1.58× slower in 0.10.2 than in 0.9.0 (…)``, on the judging clock."""
     d = stage.judged
     bounds = interval(d)[1:-1]
     medians = f"{fmt_s(stage.old_s)} → {fmt_s(stage.new_s)}{cpu_mark(stage.clock)}"
@@ -193,8 +175,7 @@ def findings(r: Releases) -> list[str]:
 
 
 def backends(r: Releases) -> list[str]:
-    """Where the releases ran on different backends (a release's environment has no
-    libtpu or CUDA plugin, yours may): one line that says so and what to do."""
+    """Where the releases ran on different backends: one line saying so and what to do."""
     ran = {x.release: c.env.get("backend") for x in r.results if (c := x.measured)}
     if len(set(ran.values())) < 2:
         return []
@@ -204,8 +185,7 @@ def backends(r: Releases) -> list[str]:
 
 
 def finding(x: ReleaseResult) -> str:
-    """A release's hang, crash, failure or missing install, or its measurement stopped
-    early (``--timeout``), in one line ("" where it measured all)."""
+    """A release's hang, crash, failure, missing install or early stop ("" where none)."""
     end = x.outcome
     if isinstance(end, Comparison):
         return f"under jax {x.release}: {end.stopped}; its column holds what was measured" \
@@ -228,8 +208,7 @@ def finding(x: ReleaseResult) -> str:
 
 
 def _stage(position: str | None) -> tuple[str, str]:
-    """The stage of a child's last position (``jitcompare g: flat 2/3 · XLA compile``)
-    and `` (in XLA compile, flat 2/3)``."""
+    """``jitcompare g: flat 2/3 · XLA compile`` and `` (in XLA compile, flat 2/3)``."""
     if not position:
         return "", ""
     if " · " not in position:  # "jitcompare: finding helpers"
@@ -242,7 +221,8 @@ def _stage(position: str | None) -> tuple[str, str]:
 
 def table(r: Releases) -> list[str]:
     """The stages, the program's figures and the nesting verdict, a column a release."""
-    head = ["flat, wall time", *(_heading(x) for x in r.results)]
+    head = ["flat, wall time", *(x.release + " (none)" * (x.measured is None)
+                                  for x in r.results)]
     rows = [head]
     for phase in PHASES:
         rows.append([PHASE_LABELS[phase], *(_cell(x.measured, phase) for x in r.results)])
@@ -254,10 +234,6 @@ def table(r: Releases) -> list[str]:
     return ["  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
                              for i, (cell, w) in enumerate(zip(row, widths, strict=True))
                              ).rstrip() for row in rows]
-
-
-def _heading(x: ReleaseResult) -> str:
-    return x.release if x.measured is not None else f"{x.release} (none)"
 
 
 def _cell(c: Comparison | None, phase: str) -> str:

@@ -1,12 +1,4 @@
-"""A comparison as Chrome trace events (``--trace FILE.json``), which Perfetto and
-speedscope open.
-
-A process (``pid``) per JAX release (``--jax``, ``--bisect``), per value of a sweep, or
-one for a comparison; a thread (``tid``) per variant: its median first call, holding its
-trace, lowering and XLA compile (their medians) one after another where they fit in it,
-else laid before it; with ``--xla`` a thread per profiled compile: the time before XLA's
-passes, the HLO passes holding each pass (most seconds first, not in the order run), and
-code generation. Microseconds, as the format has them."""
+"""A comparison as Chrome trace events (``--trace FILE.json``) for Perfetto, in µs."""
 
 from __future__ import annotations
 
@@ -55,8 +47,7 @@ def _stages(pid: int, tid: int, v: VariantResult) -> list[dict[str, Any]]:
 
 
 def _compile(pid: int, tid: int, c: ProfiledCompile) -> list[dict[str, Any]]:
-    """A profiled compile: the time before XLA's passes, the HLO passes holding each
-    pass, code generation."""
+    """A profiled compile: before XLA's passes, the HLO passes, code generation."""
     before = _laid(pid, tid, 0.0, [(PART_NAMES["before_passes_s"], c.before_passes_s)])
     passes, end = _holding(pid, tid, c.before_passes_s or 0.0, ("HLO passes", c.hlo_passes_s),
                            [(p.name, p.seconds) for p in c.passes])
@@ -65,8 +56,7 @@ def _compile(pid: int, tid: int, c: ProfiledCompile) -> list[dict[str, Any]]:
 
 def _holding(pid: int, tid: int, start: float, parent: tuple[str, float | None],
              parts: Sequence[tuple[str, float | None]]) -> tuple[list[dict[str, Any]], float]:
-    """``parent`` (first, so that it encloses them) and ``parts`` one after another
-    inside it, where they fit; else ``parent`` after them. The events, and where they end."""
+    """``parent`` holding ``parts`` where they fit, else after them; events and end."""
     inside = sum(s for _, s in parts if s is not None and not math.isnan(s))
     size = 0.0 if parent[1] is None or math.isnan(parent[1]) else parent[1]
     fits = inside <= size
@@ -77,9 +67,7 @@ def _holding(pid: int, tid: int, start: float, parent: tuple[str, float | None],
 
 def _laid(pid: int, tid: int, start: float, parts: Sequence[tuple[str, float | None]]
           ) -> list[dict[str, Any]]:
-    """Complete events (``"X"``) one after another from ``start`` seconds, laid in whole
-    nanoseconds (one ends exactly where the next begins); a part not measured (None,
-    NaN) is left out."""
+    """Complete events laid from ``start`` in whole nanoseconds; unmeasured parts left out."""
     events, at = [], round(start * 1e9)
     for name, seconds in parts:
         if seconds is None or math.isnan(seconds):
