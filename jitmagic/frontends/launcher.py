@@ -171,9 +171,7 @@ class Child:
 
     def exit_status(self) -> int:
         """Its status as a shell says it (128 + N: killed by signal N); it has ended."""
-        code = self.status
-        if code is None:
-            raise ValueError(f"process {self.index} is still running")
+        code: int = self.popen.returncode
         return killed_by(-code) if code < 0 else code
 
     def describe(self) -> str:

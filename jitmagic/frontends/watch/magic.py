@@ -23,8 +23,6 @@ from ...options.hints import with_option_hint
 from ...options.table import MAGIC
 from ...options.table import WATCH
 from ...options.table import specs_for
-from ...render.bundle import stopped_note
-from ...render.bundle import with_note
 from ...render.ledger import bundle
 from ...render.ledger import text
 from ..magic import CellInterrupted
@@ -151,11 +149,8 @@ class JitWatchMagics(Magics):
         ledger = with_cell_names(ledger, self.shell)
 
         def show(showing: Showing, shown: list[bool]) -> None:
-            data = charted(lambda plot: bundle(ledger, plot, options.verbose), showing,
-                           not options.no_plot)
-            if showing.stopped:  # between parts Ctrl-C is only noted: this takes no time
-                data = with_note(data, stopped_note(showing.stopped))
-            display(data, raw=True)
+            display(charted(lambda plot: bundle(ledger, plot, options.verbose), showing,
+                            not options.no_plot), raw=True)
             shown[0] = True
 
         try:
