@@ -50,17 +50,6 @@ def decimal_settings(context: decimal.Context) -> dict[str, Any]:
         "traps": tuple(sorted(s.__name__ for s, on in context.traps.items() if on))}
 
 
-def take_decimal() -> tuple[decimal.Context, decimal.Context]:
-    """This thread's decimal context and a copy of it as it is now."""
-    context = decimal.getcontext()
-    return context, context.copy()
-
-
-def view_decimal() -> tuple[decimal.Context, tuple[tuple[str, Any], ...]]:
-    context = decimal.getcontext()
-    return context, tuple(decimal_settings(context).items())
-
-
 def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[Note]:
     """The context object put back in use, its settings as they were."""
     context, was = before
