@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from collections.abc import Collection
 from collections.abc import Mapping
+from collections.abc import MutableMapping
 from typing import Any
 
 import numpy as np
@@ -140,18 +141,12 @@ class Environ:
         return undo_environ(self.was, {*leave, *libraries}, self.read)
 
 
-def _mapping_files() -> frozenset[str]:
-    """The files of ``os.environ``'s class and of the mapping mixins its ``update`` comes from."""
-    from collections.abc import MutableMapping
-
-    return frozenset({type(os.environ).__init__.__code__.co_filename,
-                      MutableMapping.setdefault.__code__.co_filename})
-
-
-#: The files of ``os.environ``'s methods and of the wrapper: the writer is the first caller
-#: outside them.
-_PASSED_OVER = _mapping_files() | {Noting.__call__.__code__.co_filename,
-                                   Environ._wrote.__code__.co_filename}
+#: The files of ``os.environ``'s methods (its class's, the mapping mixins' its ``update`` comes
+#: from) and of the wrapper: the writer is the first caller outside them.
+_PASSED_OVER = frozenset({type(os.environ).__init__.__code__.co_filename,
+                          MutableMapping.setdefault.__code__.co_filename,
+                          Noting.__call__.__code__.co_filename,
+                          Environ._wrote.__code__.co_filename})
 
 
 def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
