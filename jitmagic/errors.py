@@ -54,7 +54,7 @@ def innermost_function(exc: BaseException) -> str | None:
     return frames[-1].name if frames else None
 
 
-def _hint(exc: BaseException, nest_hint: bool = True) -> str | None:
+def _hint(exc: BaseException, nest_hint: bool) -> str | None:
     if isinstance(exc, NameError):
         return _misspelt(exc)
     # looked up, not imported: a script's first lines may set what jax reads

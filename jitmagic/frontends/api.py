@@ -6,9 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from collections.abc import Iterator
 from collections.abc import Sequence
-from contextlib import contextmanager
 from typing import Any
 from typing import cast
 
@@ -29,24 +27,17 @@ from ..options.keywords import BASELINE
 from ..options.keywords import keywords_of
 from ..options.keywords import keywords_said
 from ..options.keywords import options_of
-from .stderr_progress import drawer
 from .stderr_progress import drawing
 
 #: Every option of ``compare`` but ``sweep`` (:func:`sweep`'s first arguments).
 SWEEP_TAKES = tuple(f.name for f in dataclasses.fields(Options) if f.name != "sweep")
 
 
-@contextmanager
-def _drawn(progress: bool | Draw, quiet: bool = False) -> Iterator[Draw | None]:
-    with drawing(drawer(not quiet and progress)) as draw:
-        yield draw
-
-
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,
             progress: bool | Draw = True, **kwargs: Any) -> Comparison:
     found = keywords_of("compare", kwargs, options)
     old = read_baseline(found.baseline)  # before anything is measured: a bad path fails at once
-    with _drawn(progress, found.options.quiet) as draw:
+    with drawing(not found.options.quiet and progress) as draw:
         result = pipeline.compare(fn, *args, options=found.options, progress=draw,
                                   **found.rest)
     made = stamp(result, source=entry_source(fn),
@@ -76,7 +67,7 @@ def sweep(name: str, values: Sequence[Any], fn: Callable, /, *args: Any,
           **kwargs: Any) -> Sweep:
     found = keywords_of("sweep", kwargs, options, takes=(*SWEEP_TAKES, BASELINE))
     old = read_baseline(found.baseline)
-    with _drawn(progress, found.options.quiet) as draw:
+    with drawing(not found.options.quiet and progress) as draw:
         result = sweeping.sweep(name, values, fn, *args, progress=draw,
                                 options=found.options, **found.rest)
     chosen = dataclasses.replace(found.options, sweep=(name, tuple(values)))
@@ -98,5 +89,5 @@ bound to each of ``values`` while it runs (then put back); the
 def advise(fn: Callable, /, *args: Any, progress: bool | Draw = True,
            options: Options | None = None, **kwargs: Any) -> Advice:
     options, kwargs = options_of("advise", kwargs, options, takes=advice.ADVISE_TAKES)
-    with _drawn(progress, options.quiet) as draw:
+    with drawing(not options.quiet and progress) as draw:
         return advice.advise(fn, *args, options=options, progress=draw, **kwargs)

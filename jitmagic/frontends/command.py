@@ -207,7 +207,8 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
         launcher.note_measured()
     except (InputError, UserCodeError, CannotWriteError) as exc:
         print(f"jitmagic: {exc}", file=sys.stderr)
-        return _status(exc)
+        return CANNOT_WRITE if isinstance(exc, CannotWriteError) else \
+            USAGE if isinstance(exc, InputError) else RAISED
     except LockstepError as exc:  # another process died or hangs
         print(f"jitmagic: {exc}", file=sys.stderr)
         return RAISED
@@ -286,12 +287,6 @@ def entry() -> None:
     except KeyboardInterrupt:  # pressed again as main() said why it ended
         exit_now(INTERRUPTED)
     raise SystemExit(status)
-
-
-def _status(exc: Exception) -> int:
-    if isinstance(exc, CannotWriteError):
-        return CANNOT_WRITE
-    return USAGE if isinstance(exc, InputError) else RAISED
 
 
 def run_isolated(args: argparse.Namespace, script_args: list[str]) -> Comparison | Sweep:

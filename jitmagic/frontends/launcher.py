@@ -171,9 +171,7 @@ class Child:
 
     def exit_status(self) -> int:
         """Its status as a shell says it (128 + N: killed by signal N); it has ended."""
-        code = self.status
-        if code is None:
-            raise ValueError(f"process {self.index} is still running")
+        code: int = self.popen.returncode
         return killed_by(-code) if code < 0 else code
 
     def describe(self) -> str:
@@ -225,15 +223,19 @@ def watch(children: list[Child]) -> int:
     leader, done_at = children[0], None
     while True:
         failed = [c for c in children if c.failed()]
-        if failed:
-            return failure(children, failed[0])
+        if failed:  # the others get GRACE_S, then are killed; its status
+            wait_all(children, GRACE_S)
+            _stopped(children, failed[0])
+            return failed[0].exit_status()
         if all(c.status in ENDED_WELL for c in children):
             return leader.status or MEASURED
         # once process 0 has measured, every process has passed the last barrier
         early = [] if leader.measured() else [c for c in children if c.status is not None
                                               and not c.measured()]
-        if early:
-            return ended_early(children, early[0])
+        if early:  # it ended before it had measured, while others wait for it: all killed
+            _stopped(children, early[0], " before it had measured (its own code ended it, "
+                                          "while the others waited for it)")
+            return RAISED
         if leader.status in ENDED_WELL:
             done_at = done_at or time.monotonic()
             if time.monotonic() - done_at > AFTER_LEADER_S:
@@ -242,20 +244,6 @@ def watch(children: list[Child]) -> int:
                       f"{AFTER_LEADER_S:g} s after it: killed them", file=sys.stderr)
                 return RAISED
         time.sleep(POLL_S)
-
-
-def failure(children: list[Child], first: Child) -> int:
-    """One child failed: the others get :data:`GRACE_S`, then are killed; its status."""
-    wait_all(children, GRACE_S)
-    _stopped(children, first)
-    return first.exit_status()
-
-
-def ended_early(children: list[Child], first: Child) -> int:
-    """One child ended before it had measured, while others wait for it: all killed."""
-    _stopped(children, first, " before it had measured (its own code ended it, while the "
-                              "others waited for it)")
-    return RAISED
 
 
 def _stopped(children: list[Child], first: Child, why: str = "") -> None:

@@ -198,8 +198,6 @@ class JitCompareMagics(Magics):
         result alone)."""
         data = charted(lambda plot: bundle(result, plot=plot, verbose=args.verbose,
                                            width=columns()), showing, not args.no_plot)
-        if showing.stopped:  # between parts Ctrl-C is only noted: this takes no time
-            data = with_note(data, stopped_note(showing.stopped))
         if not (isinstance(progress, NotebookProgress) and progress.show(data)):
             display(data, raw=True)
         shown[0] = True
@@ -233,13 +231,12 @@ def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
 
 
 def charted(make: Callable[[bool], dict[str, str]], showing: Showing,
-            plot: bool = True) -> dict[str, str]:
-    """``make(plot)``, its charts an optional part of ``showing``."""
-    if not plot:
-        return make(False)
+            plot: bool) -> dict[str, str]:
+    """``make(plot)``, its charts an optional part of ``showing``, with a note of what a Ctrl-C
+    stopped (between parts it is only noted: this takes no time)."""
     data: dict[str, str] = showing.part("the charts", lambda: make(True),
-                                        lambda: make(False), optional=True)
-    return data
+                                        lambda: make(False), optional=True) if plot else make(False)
+    return with_note(data, stopped_note(showing.stopped)) if showing.stopped else data
 
 
 def columns() -> int:

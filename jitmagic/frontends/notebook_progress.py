@@ -17,7 +17,11 @@ class NotebookProgress:
         self.handle: Any = None
 
     def __call__(self, p: Progress) -> None:
-        data = {"text/plain": p.line()}
+        self.line(p.line())
+
+    def line(self, text: str) -> None:
+        """Show ``text``: in the display made at the first call (``%%jitwatch``'s live line)."""
+        data = {"text/plain": text}
         if self.handle is None:
             from IPython.display import display  # the command never needs IPython
 

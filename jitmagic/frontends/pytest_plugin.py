@@ -141,10 +141,6 @@ class Reports:
                                    f"{', '.join(against)})", *([KEPT.format(self.save_dir)]
                                                                if kept else [])])
 
-    def kept(self) -> list[BaselineCheck]:
-        with self.lock:
-            return [o for o in self.outcomes if o.kept]
-
     def handed(self) -> str:
         """What a pytest-xdist worker hands the controller, as JSON."""
         with self.lock:
@@ -376,7 +372,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
         for line in summary_lines(state.outcomes, state.slower_ratio, state.larger_ratio):
             terminalreporter.write_line(line)
     if state.save_dir is not None:
-        for o in state.kept():
+        for o in (o for o in state.outcomes if o.kept):  # the tests have ended
             terminalreporter.write_line(f"KEPT {o.test}: its baseline {state.save_dir / o.name} "
                                         "is kept, not replaced by a report that failed it")
         n = state.saved

@@ -34,10 +34,6 @@ class Showing:
         return cls(check=Checkpoint(abandon_message=ABANDONED_SHOWING,
                                     interrupted=pressed is not None, pressed_at=pressed))
 
-    @property
-    def interrupted(self) -> bool:
-        return self.check.interrupted
-
     @contextmanager
     def active(self) -> Iterator[Showing]:
         with self.check.catching_interrupts(), self.check.mode(python=False):
@@ -46,7 +42,7 @@ class Showing:
     def part(self, name: str, make: Callable[[], Any], instead: Callable[[], Any] | None = None,
              optional: bool = False) -> Any:
         """``make()``; where Ctrl-C stops it, ``name`` is noted and ``instead()`` made."""
-        if not (optional and self.interrupted):
+        if not (optional and self.check.interrupted):
             try:
                 with self.check.mode(python=True):
                     return make()

@@ -11,7 +11,6 @@ from typing import Any
 from typing import TextIO
 
 from ..measure.sampling.lockstep import leads
-from ..model.progress import Draw
 from ..model.progress import Progress
 
 
@@ -53,12 +52,6 @@ class StderrProgress:
         self.stream.flush()
 
 
-def drawer(progress: bool | Draw | None) -> Any:
-    if progress is True:
-        return StderrProgress()
-    return progress or None
-
-
 def close(draw: Any, finished: bool = True) -> None:
     if hasattr(draw, "close"):
         draw.close(finished)
@@ -66,8 +59,9 @@ def close(draw: Any, finished: bool = True) -> None:
 
 @contextmanager
 def drawing(draw: Any) -> Iterator[Any]:
-    """``draw`` while measuring, closed after; nothing in a process but the first of several."""
-    draw = draw if leads() else None
+    """``draw`` (``True``: on stderr) while measuring, closed after; nothing in a process but the
+    first of several."""
+    draw = (StderrProgress() if draw is True else draw or None) if leads() else None
     try:
         yield draw
     except BaseException:

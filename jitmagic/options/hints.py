@@ -18,8 +18,7 @@ COMMAND_FLAGS = frozenset(spec.flags[-1] for spec in OPTION_SPECS
 
 def with_option_hint(message: str, parser: argparse.ArgumentParser) -> str:
     """argparse's error ``message``, with :func:`unknown_option_hint` for ``parser``'s options."""
-    flags = list(option_strings(parser))
-    hint = unknown_option_hint(message, flags)
+    hint = unknown_option_hint(message, list(option_strings(parser)))
     return f"{message}. {hint}" if hint else message
 
 
@@ -30,12 +29,11 @@ def unknown_option_hint(message: str, flags: list[str]) -> str:
         return ""
     hints = []
     for given in found[1].split():
-        if given.split("=")[0] in COMMAND_FLAGS and given.split("=")[0] not in flags:
-            name = given.split("=")[0].lstrip("-")
-            hints.append(f"{given.split('=')[0]} is the command's only: {FRONT_END_ONLY[name]}.")
-        elif given.startswith("-"):
-            close = difflib.get_close_matches(given.split("=")[0], flags, n=1, cutoff=0.6)
-            if close:
-                hints.append(f"Did you mean {close[0]} (not {given})?")
+        flag = given.split("=")[0]
+        if flag in COMMAND_FLAGS and flag not in flags:
+            hints.append(f"{flag} is the command's only: {FRONT_END_ONLY[flag.lstrip('-')]}.")
+        elif given.startswith("-") and (close := difflib.get_close_matches(flag, flags, n=1,
+                                                                           cutoff=0.6)):
+            hints.append(f"Did you mean {close[0]} (not {given})?")
     listed = ", ".join(f for f in flags if f.startswith("--"))
     return " ".join(hints) + (" " if hints else "") + f"The options are: {listed}."

@@ -48,11 +48,9 @@ class OptionSpec:
 
     def parser_keywords(self, tool: str = COMPARE, default: Any = None) -> dict[str, Any]:
         """``add_argument`` keywords (argparse's, IPython's ``magic_arguments``)."""
-        if self.type is None:
-            return {"action": "store_true", "default": bool(default),
-                    "help": self.help_for(tool)}
-        return {"type": self.type, "default": default, "metavar": self.metavar,
-                "help": self.help_for(tool)}
+        kind = {"action": "store_true", "default": bool(default)} if self.type is None else \
+            {"type": self.type, "default": default, "metavar": self.metavar}
+        return {**kind, "help": self.help_for(tool)}
 
 
 def specs_for(tool: str, place: str) -> tuple[OptionSpec, ...]:

@@ -136,7 +136,8 @@ def undo_own(owners: dict[str, Any]) -> Callable[..., list[Note]]:
             before[label] = _rebased(before[label], vars(owners[label]), (key,))
         done = {label: _names_back(names, vars(owners[label]),
                                    functools.partial(setattr, owners[label]),
-                                   functools.partial(delattr, owners[label]), _dunder)
+                                   functools.partial(delattr, owners[label]),
+                                   lambda k: k.startswith("__"))
                 for label, names in before.items()}
         said = [f"{label}.{k}" for label, (changed, added) in done.items()
                 for k in (*changed, *added)]
@@ -157,10 +158,6 @@ def _names_back(before: dict[str, Any], now: Mapping[str, Any], put: Callable[[s
     for key in added:
         drop(key)
     return changed, added
-
-
-def _dunder(name: str) -> bool:
-    return name.startswith("__")
 
 
 # --- the kernel's namespace ----------------------------------------------------------

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from collections.abc import Collection
 from collections.abc import Mapping
+from collections.abc import MutableMapping
 from typing import Any
 
 import numpy as np
@@ -48,17 +49,6 @@ def decimal_settings(context: decimal.Context) -> dict[str, Any]:
     """``context``'s settings, its traps as the names of those on (``Overflow``)."""
     return {k: getattr(context, k) for k in DECIMAL_SETTINGS[:-1]} | {
         "traps": tuple(sorted(s.__name__ for s, on in context.traps.items() if on))}
-
-
-def take_decimal() -> tuple[decimal.Context, decimal.Context]:
-    """This thread's decimal context and a copy of it as it is now."""
-    context = decimal.getcontext()
-    return context, context.copy()
-
-
-def view_decimal() -> tuple[decimal.Context, tuple[tuple[str, Any], ...]]:
-    context = decimal.getcontext()
-    return context, tuple(decimal_settings(context).items())
 
 
 def undo_decimal(before: tuple[decimal.Context, decimal.Context]) -> list[Note]:
@@ -151,18 +141,12 @@ class Environ:
         return undo_environ(self.was, {*leave, *libraries}, self.read)
 
 
-def _mapping_files() -> frozenset[str]:
-    """The files of ``os.environ``'s class and of the mapping mixins its ``update`` comes from."""
-    from collections.abc import MutableMapping
-
-    return frozenset({type(os.environ).__init__.__code__.co_filename,
-                      MutableMapping.setdefault.__code__.co_filename})
-
-
-#: The files of ``os.environ``'s methods and of the wrapper: the writer is the first caller
-#: outside them.
-_PASSED_OVER = _mapping_files() | {Noting.__call__.__code__.co_filename,
-                                   Environ._wrote.__code__.co_filename}
+#: The files of ``os.environ``'s methods (its class's, the mapping mixins' its ``update`` comes
+#: from) and of the wrapper: the writer is the first caller outside them.
+_PASSED_OVER = frozenset({type(os.environ).__init__.__code__.co_filename,
+                          MutableMapping.setdefault.__code__.co_filename,
+                          Noting.__call__.__code__.co_filename,
+                          Environ._wrote.__code__.co_filename})
 
 
 def undo_environ(before: dict[str, str], leave: Collection[Any] = (),

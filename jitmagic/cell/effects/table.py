@@ -5,6 +5,7 @@ alone; the name rows (:func:`name_rows`) are taken shallowly."""
 
 from __future__ import annotations
 
+import decimal
 import importlib
 import os
 import sys
@@ -86,8 +87,9 @@ PROCESS: tuple[Effect, ...] = (
            _keyed("rc")),
     _numpy("np.seterr", np.geterr, np.seterr),
     _numpy("np.set_printoptions", np.get_printoptions, np.set_printoptions),
-    Effect(settings.take_decimal, _whole(settings.undo_decimal),
-           _one(settings.view_decimal), _named("decimal")),
+    Effect(lambda: (decimal.getcontext(), decimal.getcontext().copy()),
+           _whole(settings.undo_decimal), _one(lambda: (decimal.getcontext(), tuple(
+               settings.decimal_settings(decimal.getcontext()).items()))), _named("decimal")),
     Effect(settings.Streams, settings.Streams.undo, settings.view_streams, _keyed("random"),
            settle=settings.Streams.settle),
     _setting("sys.setrecursionlimit", sys.getrecursionlimit, sys.setrecursionlimit),

@@ -1,15 +1,7 @@
-"""``python -m jitmagic FILE.py --jax 0.9.0,0.10.2``: the cell under each JAX release
-(``--bisect 0.9.0..0.10.2``: those that halving the releases between needs).
-
-Each release's environment is made once (:mod:`jitmagic.measure.environments`); the
-command's own measurement then runs there in a fresh child (the command's
-``measure_in_child``, through :mod:`jitmagic.measure.children`), the cell rebuilt from
-the file's source. A release that cannot be installed, a child that runs past
-``--timeout`` (killed, with every process it started, :data:`GRACE_S` after it) or dies
-by a signal is a finding of that release, and the others are still measured. The user's
-own Python and JAX are never changed: ``current`` (or the installed version's number)
-runs the user's Python in a child too, so every column is a fresh process.
-"""
+"""``python -m jitmagic FILE.py --jax 0.9.0,0.10.2`` (``--bisect 0.9.0..0.10.2``): the cell under
+each JAX release, each in a fresh child in that release's environment; a release that cannot be
+installed, runs past ``--timeout`` (killed :data:`GRACE_S` after) or dies is a finding of that
+release. The user's own Python and JAX are never changed (``current`` runs in a child too)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
-"""``JITMAGIC_WATCH=1 python train.py``: the watch without wrapping the program.
-
-The stdlib ``jitmagic_watch.py`` (run by ``jitmagic-watch.pth``) imports this module once
-the program has imported JAX. It reads the variable (:func:`parse`), starts the watch with
-its paths checked as the command's (where it cannot, it says why, the program runs
-unwatched and ends with status 2, or 3), and at exit writes the files, decides the status
-and says the ledger on stderr. Processes the program starts are watched too; those after
-the first (:data:`TOP`) write ``ledger.PID.json``; a fork without exec writes nothing."""
+"""``JITMAGIC_WATCH=1 python train.py``: the watch without wrapping the program, imported by the
+stdlib ``jitmagic_watch.py`` once the program has imported JAX. Where the watch cannot start, the
+program runs unwatched and ends with status 2 (or 3); at exit it writes the files, decides the
+status and says the ledger on stderr. Child processes after the first (:data:`TOP`) write
+``ledger.PID.json``; a fork without exec writes nothing."""
 
 from __future__ import annotations
 

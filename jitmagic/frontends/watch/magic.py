@@ -23,8 +23,6 @@ from ...options.hints import with_option_hint
 from ...options.table import MAGIC
 from ...options.table import WATCH
 from ...options.table import specs_for
-from ...render.bundle import stopped_note
-from ...render.bundle import with_note
 from ...render.ledger import bundle
 from ...render.ledger import text
 from ..magic import CellInterrupted
@@ -32,6 +30,7 @@ from ..magic import charted
 from ..magic import options_of
 from ..magic import present
 from ..magic import shown_in_this_cell
+from ..notebook_progress import NotebookProgress
 from ..output import unquoted
 from ..showing import ABANDONED_SHOWING
 from ..showing import Showing
@@ -64,7 +63,7 @@ class JitWatchMagics(Magics):
         source = "the cell" if cell is not None else "the statement"
         value: Any = None
         made: list[Ledger] = []
-        live = Live(NotebookLine(), filename,
+        live = Live(NotebookProgress().line, filename,
                     lambda c: named_compile(c, self.shell, filename))
         try:
             with watched(options.gate, source, filename, on_again=live) as made:
@@ -151,31 +150,14 @@ class JitWatchMagics(Magics):
         ledger = with_cell_names(ledger, self.shell)
 
         def show(showing: Showing, shown: list[bool]) -> None:
-            data = charted(lambda plot: bundle(ledger, plot, options.verbose), showing,
-                           not options.no_plot)
-            if showing.stopped:  # between parts Ctrl-C is only noted: this takes no time
-                data = with_note(data, stopped_note(showing.stopped))
-            display(data, raw=True)
+            display(charted(lambda plot: bundle(ledger, plot, options.verbose), showing,
+                            not options.no_plot), raw=True)
             shown[0] = True
 
         try:
             present(ledger, options, show, lambda r: text(r, options.verbose), said=wrote)
         except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
             raise CellInterrupted(str(exc) or ABANDONED_SHOWING) from None
-
-
-class NotebookLine:
-    """The cell's live line (:mod:`.live`), shown at the first recompile, then updated in place."""
-
-    def __init__(self) -> None:
-        self.handle: Any = None
-
-    def __call__(self, line: str) -> None:
-        data = {"text/plain": line}
-        if self.handle is None:
-            self.handle = display(data, raw=True, display_id=True)
-        else:
-            self.handle.update(data, raw=True)
 
 
 def _split_statement(line: str) -> tuple[str, str]:
