@@ -9,6 +9,7 @@ from typing import Any
 
 from ..backends import ACCELERATOR_BUDGET_S
 from ..backends import CPU
+from ..backends import FRESH_BUDGET_S
 from ..model.stats.rule import MAX_PAIRS
 from ..model.stats.rule import MAX_PAIRS_BUSY
 from ..model.stats.rule import MIN_PAIRS
@@ -68,7 +69,8 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
     OptionSpec(("--budget",), "with -r auto, and in each part after the comparison (--effort, "
                "--cache, ...), the seconds of measuring after which no further run starts "
                f"(default {CPU.budget_s:g} on a CPU, {ACCELERATOR_BUDGET_S:g} on a "
-               "GPU or TPU, where one compile takes seconds)", values.seconds_text, "SECONDS",
+               f"GPU or TPU, where one compile takes seconds; {FRESH_BUDGET_S:g} where each "
+               "cold sample is a fresh process)", values.seconds_text, "SECONDS",
                values.seconds),
     OptionSpec(("-n", "--number"), "calls per steady-state timing loop "
                "(default: auto-ranged like %%timeit)", values.whole_text, "N", values.number),
