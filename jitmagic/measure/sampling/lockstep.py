@@ -249,16 +249,6 @@ def same_outcome(check: Checkpoint, what: str, error: BaseException | None) -> N
             "measurement on all (its own log has the traceback)")
 
 
-def slowest_of(check: Checkpoint | None, what: str, seconds: float) -> float:
-    """``seconds``, or under several processes the largest of theirs."""
-    return lockstep_of(check).slowest(what, seconds)
-
-
-def leaders(check: Checkpoint | None, what: str, value: Any) -> Any:
-    """``value``, or under several processes process 0's (a choice made from its clock)."""
-    return lockstep_of(check).decide(what, value)
-
-
 def agree_variants(planned: tuple[str, ...], step: Lockstep) -> None:
     """Every process must nest the same helpers: ``InputError`` on all of them where one
     found others than process 0 (its discovery trace took another path)."""

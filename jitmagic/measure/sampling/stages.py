@@ -32,8 +32,7 @@ from ..calls.arguments import static_split
 from . import clocks
 from . import contention
 from .conditions import paused_gc
-from .lockstep import leaders
-from .lockstep import slowest_of
+from .lockstep import lockstep_of
 from .monitor import COMPILE_EVENT
 from .monitor import LOWER_EVENT
 from .monitor import TRACE_EVENT
@@ -143,7 +142,7 @@ def lower_once(fn: Callable, args: tuple, kwargs: dict,
     return Lowering(lowered, *dynamic)
 
 
-def traced_arguments(fn: Callable, args: tuple, kwargs: dict,
+def traced_arguments(fn: Callable | None, args: tuple, kwargs: dict,
                      opts: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
     """``args`` and ``kwargs`` without those ``opts`` hold static, by position or by name
     alike (as ``jax.jit`` reads them from the signature)."""
@@ -153,7 +152,7 @@ def traced_arguments(fn: Callable, args: tuple, kwargs: dict,
     names = set((names,) if isinstance(names, str) else names)
     try:
         params = list(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):  # no signature (a builtin): the options as written
+    except (TypeError, ValueError):  # no signature (a builtin, None): the options as written
         params = []
     nums |= {params.index(n) for n in names if n in params}
     names |= {params[i] for i in nums if i < len(params)}
@@ -338,10 +337,11 @@ def autorange(timer: SteadyTimer, target_s: float = STEADY_CEILING_S,
     (at most 100×) instead of 1-2-5 steps, so calibration wastes few calls. The count
     stops at :data:`MOST_STEADY_CALLS`; a frozen clock is
     :class:`~.clocks.FrozenClockError`."""
-    number, target_s = 1, leaders(check, "the steady-state target", target_s)
+    step = lockstep_of(check)  # under several processes: process 0's target, the slowest
+    number, target_s = 1, step.decide("the steady-state target", target_s)
     while True:
         t, cpu = timed_calls(timer, number, check)
-        slowest = slowest_of(check, "the steady loop count", t)  # t for one process
+        slowest = step.slowest("the steady loop count", t)
         if slowest >= target_s or number >= MOST_STEADY_CALLS:
             return number, t / number, cpu / number
         if check:
