@@ -151,8 +151,8 @@ def traced_arguments(fn: Callable | None, args: tuple, kwargs: dict,
     nums = {n % len(args) if args else n for n in ((nums,) if isinstance(nums, int) else nums)}
     names = set((names,) if isinstance(names, str) else names)
     try:
-        params = list(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):  # no signature (a builtin, None): the options as written
+        params = list(inspect.signature(fn).parameters) if fn is not None else []
+    except (TypeError, ValueError):  # no signature (a builtin): the options as written
         params = []
     nums |= {params.index(n) for n in names if n in params}
     names |= {params[i] for i in nums if i < len(params)}
