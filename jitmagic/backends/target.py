@@ -129,12 +129,7 @@ def _check_size(name: str, chip: Chip, chips: tuple[int, ...]) -> None:
     if math.prod(dims) > chip.most_chips:
         raise TopologyError(f"--target {name!r} is {math.prod(dims)} chips: a {kind} slice "
                             f"has at most {chip.most_chips}; write a smaller one, e.g. "
-                            f"{kind}:{LARGEST[kind]}")
-
-
-#: A large slice of each kind that libtpu compiles for, said as what to write instead.
-LARGEST = {"v4": "16x16x16", "v5e": "16x16", "v5p": "16x16x16", "v6e": "16x16",
-           "tpu7x": "16x16x16"}
+                            f"{kind}:16x16x16")  # a 2-D kind's largest is said above
 
 
 #: Other names for a kind that users write (Cloud's accelerator types).
@@ -197,10 +192,8 @@ def libtpu_environment() -> Iterator[None]:
 
 @contextlib.contextmanager
 def native_stderr_kept(kept: list[str]) -> Iterator[None]:
-    """Within, what native code writes on the process's stderr (libtpu's warnings about
-    host names and accelerator types, which do not apply to a compile-only client) goes
-    to a file, not to the user's output; its text is appended to ``kept`` after (for an
-    error's message)."""
+    """Within, what native code writes on stderr (libtpu's warnings, which do not apply
+    to a compile-only client) goes to a file whose text is appended to ``kept`` after."""
     sys.stderr.flush()
     try:
         saved = os.dup(2)

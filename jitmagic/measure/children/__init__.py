@@ -94,10 +94,9 @@ def inside() -> bool:
 def run_child(what: Entry | Script, inputs: Any = None, *, timeout_s: float | None = None,
               python: str | None = None, env: Mapping[str, str] | None = None,
               cwd: str | None = None, stop: Callable[[], bool] | None = None) -> ChildEnd:
-    """Run ``what`` in a fresh ``python`` (this one by default) with ``env`` added to this
-    process's environment; how it ended. ``timeout_s`` (None: no limit) kills its whole
-    process group once passed, and so does an entry's ``stop`` once it returns True (a
-    Ctrl-C this process deferred): then it reads as :class:`TimedOut`."""
+    """Run ``what`` in a fresh ``python`` with ``env`` added; how it ended. Past
+    ``timeout_s``, or once an entry's ``stop`` returns True, its process group is killed
+    and it reads as :class:`TimedOut`."""
     exe = python or sys.executable
     with tempfile.TemporaryDirectory(prefix="jitmagic-child-") as folder:
         files = _Files(Path(folder))
@@ -161,9 +160,8 @@ def _start(argv: list[str], what: Entry | Script, files: _Files, env: dict[str, 
 
 @contextlib.contextmanager
 def _ended(child: subprocess.Popen, own_group: bool) -> Iterator[None]:
-    """Within, ``child`` runs; after (a Ctrl-C, an error here included) it has ended and
-    been reaped: killed where it still runs, and with ``own_group`` (a session of its
-    own) every process of its group too, until none is left (at most :data:`REAP_S`)."""
+    """After (a Ctrl-C or an error included) ``child`` has ended and been reaped: killed
+    where it still runs, with ``own_group`` its whole group (for up to :data:`REAP_S`)."""
     try:
         yield
     finally:
@@ -181,9 +179,8 @@ def _ended(child: subprocess.Popen, own_group: bool) -> Iterator[None]:
 
 def _wait(child: subprocess.Popen, what: Entry | Script, timeout_s: float | None,
           stop: Callable[[], bool] | None = None) -> int | None:
-    """The child's status (None: it ran past ``timeout_s``, or ``stop`` said so first,
-    read every :data:`POLL_S`). A script's: each signal of :data:`FORWARDED` here is
-    handed on to it, and it decides what it does."""
+    """The child's status (None: past ``timeout_s``, or ``stop`` said so first); a script
+    is handed each signal of :data:`FORWARDED`."""
     if isinstance(what, Entry):
         end = math.inf if timeout_s is None else time.monotonic() + timeout_s
         while time.monotonic() < end and not (stop and stop()):

@@ -108,10 +108,8 @@ def only(variant: str | None) -> contextlib.AbstractContextManager:
 
 def for_command(entry: Entry, file: str, script_args: list[str],
                 options: Any) -> Children | None:
-    """The children that take the command's cold samples where the backend remembers,
-    each measuring ``file`` with the ``options``' ``-n``, ``--nest`` and ``--mine`` and the
-    script's arguments in ``entry``; None in a child taking one sample (:func:`only`), and
-    where a part after the comparison is asked for (it measures in this process)."""
+    """The children that take the command's cold samples where the backend remembers; None
+    in a child (:func:`only`), and where a part after the comparison is asked for."""
     parts = any(getattr(options, n, False) for p in table.PARTS for n in p.asked_by)
     if _ONLY.get() is not None or parts or options.sweep or options.target:
         return None

@@ -198,9 +198,7 @@ def shared_by_processes(check: Checkpoint, options: Any) -> Checkpoint:
 
 def refuse_unshared(options: Any, processes: int) -> None:
     """``InputError`` naming the options (given or through ``--why``, and ``--sweep``)
-    whose parts run in one process only (:data:`~jitmagic.model.parts.ONE_PROCESS`: they
-    decide on each process's own clock); nothing for one process. ``options`` may be the
-    command line's namespace, ``--why`` not yet expanded."""
+    whose parts decide on each process's own clock; nothing for one process."""
     if processes <= 1:
         return
     why = bool(getattr(options, "why", False))

@@ -83,8 +83,7 @@ def structure(run: ColdRun) -> ProgramFacts:
 
 
 def compiled_work(compiled: Any, shape: ProgramFacts) -> None:
-    """What XLA made of a program, into ``shape``: ``call`` ops left, its normalized
-    instructions (kept and counted), flops, bytes accessed, temporary and peak bytes,
+    """What XLA made of a program, into ``shape``: calls left, instructions, flops, bytes,
     each where the backend gives it."""
     text = compiled.as_text() or ""
     shape.compiled_hlo = normalized_hlo(text)
@@ -146,9 +145,7 @@ def normalized_hlo(text: str) -> list[str]:
 
 def distinct_jaxprs(jaxpr: Any) -> list[Any]:
     """``jaxpr`` and every distinct sub-jaxpr it holds (bodies, rules, nested jits), each
-    once: JAX's trace cache hands back one object for repeated calls of a helper, one
-    body the compiler sees once (16 jitted calls are one body and 16 call equations;
-    inlined, 16 copies)."""
+    once: a helper called 16 times is one body the compiler sees once."""
     seen: dict[int, Any] = {}
     stack = [getattr(jaxpr, "jaxpr", jaxpr)]
     while stack:
