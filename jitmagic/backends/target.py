@@ -3,11 +3,7 @@
 With libtpu installed, JAX gives a compile-only description of a TPU slice
 (``jax.experimental.topologies.get_topology_desc``): its devices take shardings, and
 ``jax.jit(f).lower(spec).compile()`` compiles for them on this machine's CPU. This
-module holds the facts around that, without importing JAX: how a topology is named and
-split into hosts, what each chip holds, the environment libtpu needs to start on a
-machine with no TPU (set only while it starts, then put back), what to install, what
-cannot be measured without the device, and the calibration of this machine's seconds
-against the TPU host's (:data:`CALIBRATION`).
+module holds the facts around that, without importing JAX.
 """
 
 from __future__ import annotations
@@ -270,8 +266,7 @@ def host_kind() -> str:
 
 
 def calibration(topology: str, host: str | None = None) -> Calibration | None:
-    """The calibration for ``host`` (this one by default) and ``topology``'s kind, if
-    measured."""
+    """The calibration for ``host`` (this one by default) and ``topology``'s kind, if measured."""
     found = CALIBRATION.get(host or host_kind())
     kind = topology.partition(":")[0]
     return found if found is not None and found.topology.partition(":")[0] == kind else None

@@ -1,14 +1,10 @@
 """One runner of fresh child processes: a Python entry (a module's function, or a
 script) in a new interpreter, and how it ended (:mod:`jitmagic.model.progress`).
 
-Some work must not share this process: a compile native code aborts on, a cold sample
-where the compiler remembers, another JAX release. The child starts through
-:mod:`.boot`, which ties its life to this process and opens the stage file
-(:func:`stage`). An :class:`Entry` (``module:function``, JSON in and out) runs in a
-session of its own, its output kept in a file, its process group killed at a timeout, a
-``stop`` or a Ctrl-C here; a :class:`Script` (``python ARGS...``) shares the parent's
-output in a group of its own, and each signal of :data:`FORWARDED` here is handed on.
-Nothing is left behind: no file (a temporary folder), no process, no setting.
+For work that must not share this process: a compile native code aborts on, a cold
+sample where the compiler remembers, another JAX release. An :class:`Entry` (JSON in and
+out) runs in a session of its own, its output kept; a :class:`Script` shares the
+parent's output and is handed its signals. Nothing is left behind: no file, no process.
 """
 
 from __future__ import annotations

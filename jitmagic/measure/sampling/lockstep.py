@@ -2,11 +2,7 @@
 
 A process that calls a program with collectives once more than another waits forever
 (issue 23), so every choice a process's clock could tip is made once and shared at a
-barrier before each cold run; a run's headline samples are the slowest process's, and
-each variant keeps every process's own (``per_process``). :data:`SINGLE` (one process)
-costs nothing; :class:`Distributed` talks through JAX's coordination service, every wait
-bounded (:data:`TIMEOUT_ENV`), a process that died or hangs named in a
-:class:`LockstepError`.
+barrier before each cold run; a run's headline samples are the slowest process's.
 """
 
 from __future__ import annotations
@@ -156,8 +152,7 @@ def leads() -> bool:
 
 
 def with_others() -> bool:
-    """Whether ``jax.distributed`` joined this process to others (asked without
-    importing JAX)."""
+    """Whether ``jax.distributed`` joined this process to others (asked without importing JAX)."""
     return "jax" in sys.modules and current().shared
 
 

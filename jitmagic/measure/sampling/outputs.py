@@ -307,11 +307,6 @@ class OutputCheck:
         self.problems: list[Note] = []
         self._computed_in: str | None = None
 
-    @property
-    def match(self) -> bool | None:
-        """True within rounding, False for a mismatch, None where nothing was compared."""
-        return None if self.kind in (None, UNCOMPARED) else self.kind in (EXACT, ROUNDING)
-
     def add(self, name: str, output: Any, computed_in: str | None = None) -> None:
         """Take ``name``'s output, of a program computing in ``computed_in`` at its least
         precise. Never raises: an output that cannot be compared is noted as such."""
@@ -349,8 +344,11 @@ class OutputCheck:
         return self.kind is None or _RANK[kind] > _RANK[self.kind]
 
     def result(self) -> tuple[bool | None, float | None]:
-        """(match, largest difference); (None, None) until two outputs were compared."""
-        return (None, None) if self.match is None else (self.match, self.max_abs_diff)
+        """(whether within rounding, largest difference); (None, None) where nothing was
+        compared."""
+        if self.kind in (None, UNCOMPARED):
+            return None, None
+        return self.kind in (EXACT, ROUNDING), self.max_abs_diff
 
     def details(self) -> dict[str, Any]:
         """What the records keep besides :meth:`result` (see :class:`OutputDiff`)."""

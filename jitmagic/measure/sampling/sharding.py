@@ -42,8 +42,7 @@ def kept_input_shardings(compiled: Any, args: tuple, kwargs: dict[str, Any]) -> 
         return None
     if len(taken) != len(leaves):
         return None
-    checked = [want.is_equivalent_to(leaf.sharding, leaf.ndim) if hasattr(want, "is_equivalent_to")
-               else False
+    checked = [want.is_equivalent_to(leaf.sharding, leaf.ndim)
                for leaf, want in zip(leaves, taken, strict=True)
                if isinstance(leaf, jax.Array) and isinstance(leaf.sharding, NamedSharding)]
     return all(checked) if checked else None
