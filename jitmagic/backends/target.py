@@ -45,14 +45,10 @@ class Chip:
 
 
 _GIB = 1024 ** 3
-#: The TPU kinds libtpu 0.0.42 compiles for, with each device's HBM (Google Cloud's
-#: published figures: v5e 16 GiB a chip, v5p 95, v4 32 (one device a chip), v6e 32,
-#: TPU7x 192) and their largest slices (Cloud's: v4 4096 chips, v5p 8960, v5e and v6e
-#: 16x16, TPU7x 9216), each compiled for here. Past them libtpu 0.0.42 aborts the whole
-#: process for v5e (measured: "Check failed: Topology()->chip_bounds().z == 1" for a
-#: third axis, "...x <= 16" for a longer one) and fails for v4 (65536 chips: out of
-#: scalar memory; 262144: "more parameters (1) than supported (limit -674)"); v6e's
-#: larger or 3-D names it takes, but no v6e slice has them.
+#: The TPU kinds libtpu 0.0.42 compiles for, with each device's HBM and their largest
+#: slices (Google Cloud's figures), each compiled for here. Past them libtpu aborts the
+#: whole process for v5e ("Check failed: Topology()->chip_bounds().z == 1") and fails for
+#: v4 ("more parameters (1) than supported (limit -674)").
 CHIPS: dict[str, Chip] = {c.kind: c for c in (
     Chip("v4", "TPU v4", 32 * _GIB, 4096),
     Chip("v5e", "TPU v5 lite", 16 * _GIB, 256, (16, 16, 1)),
