@@ -262,8 +262,8 @@ def merged(variants: dict[str, VariantResult], step: Lockstep) -> dict[str, Vari
     everyone = step.gather("the timings", {n: v.samples for n, v in variants.items()})
     out = {}
     for name, v in variants.items():
-        each = tuple({k: [_seconds(x) for x in xs] for k, xs in p[name].items()}
-                     for p in everyone)
+        each = tuple({k: [math.nan if x is None else float(x) for x in xs]
+                      for k, xs in p[name].items()} for p in everyone)
         out[name] = dataclasses.replace(v, samples=slowest(each), per_process=each)
     return out
 
@@ -274,7 +274,3 @@ def slowest_rows(step: Lockstep, what: str, rows: dict[str, Samples]) -> dict[st
         return rows
     everyone = step.gather(what, rows)
     return {name: slowest([p[name] for p in everyone]) for name in rows}
-
-
-def _seconds(x: Any) -> float:
-    return math.nan if x is None else float(x)
