@@ -114,18 +114,11 @@ class _Files:
         self.request, self.result = folder / "request.json", folder / "result.json"
         self.stage, self.output = folder / "stage", folder / "output"
 
-    def last_stage(self) -> str | None:
-        lines = self.stage.read_text(errors="replace").splitlines() \
-            if self.stage.exists() else []
-        return lines[-1] if lines else None
 
-    def output_lines(self) -> list[str]:
-        if not self.output.exists():
-            return []
-        return [ln for ln in self.output.read_text(errors="replace").splitlines() if ln.strip()]
-
-    def tail(self) -> tuple[str, ...]:
-        return tuple(self.output_lines()[-TAIL_LINES:])
+def _lines(path: Path) -> list[str]:
+    """The non-blank lines of ``path`` (none where the child never wrote it)."""
+    text = path.read_text(errors="replace") if path.exists() else ""
+    return [ln for ln in text.splitlines() if ln.strip()]
 
 
 def _request(what: Entry | Script, inputs: Any, files: _Files) -> dict[str, Any]:
@@ -210,11 +203,11 @@ def _forwarding(pid: int) -> Iterator[None]:
 
 def _end(status: int | None, what: Entry | Script, files: _Files,
          timeout_s: float | None) -> ChildEnd:
-    last = files.last_stage()
+    last, output = next(reversed(_lines(files.stage)), None), _lines(files.output)
     if status is None:
         return TimedOut(timeout_s or 0.0, last)
     if status < 0:
-        return Crashed(-status, last, files.tail(), fatal_of(files.output_lines()))
+        return Crashed(-status, last, tuple(output[-TAIL_LINES:]), fatal_of(output))
     if isinstance(what, Script):
         return Finished(status, last) if files.result.exists() else EndedEarly(status, last)
     if status == 0 and files.result.exists():
@@ -223,5 +216,4 @@ def _end(status: int | None, what: Entry | Script, files: _Files,
             kind, message = said["error"]
             return Failed(kind, message, last)
         return Finished(said["result"], last)
-    tail = files.tail()
-    return Failed(f"exit status {status}", tail[-1] if tail else "", last)
+    return Failed(f"exit status {status}", output[-1] if output else "", last)
