@@ -1,9 +1,7 @@
 """Cold samples in fresh processes where the backend's compiler remembers (issue 60,
-:mod:`jitmagic.backends.memory`): each a child of the one runner that rebuilds the
-program from the command's source (its ``measure_in_child``, as ``--jax``) and returns
-one variant's cold run and steady state. The parent keeps JAX on the CPU (the device
-free), runs the rounds, the rule and the report, and reads each program's structure
-from one untimed run of its own. Where the backend does not remember, nothing here runs.
+:mod:`jitmagic.backends.memory`): each child rebuilds the program from the command's
+source and returns one variant's cold run and steady state; the parent keeps JAX on the
+CPU and runs the rounds, the rule and the report.
 """
 
 from __future__ import annotations
