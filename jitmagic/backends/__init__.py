@@ -1,11 +1,8 @@
 """What jitmagic knows of each XLA backend (CPU, GPU, TPU): the one place that names one.
 
-Everything that differs by backend reads it from here and nowhere else: which profile
-events a compile is made of and how to split them, which effort settings act on the
-backend, which clock may judge which stage, and what a cold compile needs there, each
-in a module of this package. A backend is found by JAX's platform
-name (``jax.default_backend()``: ``"cpu"``, ``"gpu"``, ``"tpu"``); nothing here imports
-JAX, so records and renderers can read it too.
+Everything that differs by backend reads it from here (profile events, effort settings,
+clocks, compiler memory), by JAX's platform name; nothing here imports JAX, so records
+and renderers can read it too.
 """
 
 from __future__ import annotations

@@ -6,13 +6,9 @@ scheduler left the compiled program as it was. So each backend has its own set, 
 ``--effort`` tries that one (:func:`for_backend`). Where each set comes from:
 
 * CPU: measured here (``benchmarks/effort.py``): LLVM's level acts on code generation.
-* GPU: from XLA's sources, not run (no GPU has been lent): LLVM's level (the PTX
-  pipeline), JAX's effort level (O1 and above add compile-heavy passes) and autotuning.
-* TPU: measured on a TPU v5e (``benchmarks/tpu_effort.py``, JAX 0.10.2, 2026-12-05; the
-  figures are in docs/effort.md): of eight candidates only JAX's effort level O0 (and
-  ``exec_time_optimization_effort=-1``, which compiled the same optimized HLO) changed the
-  compiled program, on the 24-block MLP: XLA's compile 1.12× faster in wall time (1.38× in
-  CPU time), a call 0.75× as fast; on the seed none changed it.
+* GPU: from XLA's sources, not run (no GPU has been lent).
+* TPU: measured on a TPU v5e (``benchmarks/tpu_effort.py``, figures in docs/effort.md):
+  of eight candidates only JAX's effort level O0 changed the compiled program.
 
 A setting is data: its name, the ``compiler_options`` it adds, the line a user writes, and
 what it acts on. An option whose value is one of JAX's effort levels is written by the
@@ -38,11 +34,9 @@ LEVEL_OPTIONS = ("optimization_level", "memory_fitting_level")
 
 @dataclass(frozen=True, slots=True)
 class EffortSetting:
-    """One lower-effort setting of one backend: the ``compiler_options`` it adds (an
-    effort level by name, see :data:`LEVEL_OPTIONS`), the line that sets it for the whole
-    process (``config``), whether ``jax.jit(f, compiler_options=...)`` is the line to write
-    (``keyword``; else ``config`` is), what it acts on (a noun phrase), and the
-    ``jax.config`` flag this JAX must have for it (``needs``; None: any JAX)."""
+    """One lower-effort setting of one backend: the ``compiler_options`` it adds, the
+    process-wide line (``config``), whether ``jax.jit(f, compiler_options=...)`` is the
+    line to write instead (``keyword``), and the ``jax.config`` flag it ``needs``."""
 
     name: str
     options: Mapping[str, Any]
@@ -83,7 +77,6 @@ SETTINGS: dict[str, tuple[EffortSetting, ...]] = {
         _llvm_level(0, "LLVM's optimization of the generated code"),
         _llvm_level(1, "LLVM's optimization of the generated code"),
         EXEC_TIME, OPTIMIZATION_O0),
-    # From XLA's sources, not run: no GPU has been lent to measure them.
     GPU.platform: (
         _llvm_level(0, "LLVM's optimization of the generated code (PTX)"),
         OPTIMIZATION_O0,

@@ -9,24 +9,11 @@ in :data:`PARTS` overlaps an earlier one, the earlier one has it. Inside the HLO
 and code generation, :class:`Named` parts are the ones worth a name of their own (a TPU's
 main fusion pass, a GPU's autotuning).
 
-Events common to every backend (JAX 0.10.2): jaxlib's ``backend_compile_and_load`` spans
-the backend compile on the calling thread; each run of an HLO pass pipeline is an event
-named ``<pipeline> (<module>)`` with a ``module`` stat, its children its passes.
-
-* CPU (read from profiles made here): ``PjRtCpuClient::Compile`` is XLA's compile;
-  ``CpuCompiler::RunBackend`` is code generation, ``JitCompiler::Compile`` in it LLVM's
-  compile to machine code.
-* TPU (profiles of a TPU v5e, ``tests/fixtures/tpu-v5e``): ``PjRtCApiClient::SerializeProgram``
-  and ``PJRT_Client_Compile::Deserialize`` hand the program to libtpu;
-  ``TpuCompiler::Compile`` is XLA's compile, ``XLA::TPU run hlo passes`` its HLO passes
-  (the main fusion pass, ``Main fusion (<module>)``, on an ``xla_tpu_thread`` line) and
-  ``XLA::TPU run backend`` code generation, whose parts run on several threads at once.
-  Those two and the named parts are at the host tracer's level 2 (at level 1 a TPU
-  profile held the pipelines and the serialization alone: 86% of a compile read).
-* GPU (from XLA's sources, not run here): ``HLO Transforms:<module>`` is the HLO passes
-  (autotuning passes among them), ``GpuCompiler::CompileToBackendResult`` code generation
-  (scheduling, LLVM, PTX), ``PTX->CUBIN`` in it ptxas. Both named ones are at the host
-  tracer's level 2, hence :attr:`CompileEvents.host_tracer_level`.
+Every backend: jaxlib's ``backend_compile_and_load`` spans the backend compile on the
+calling thread; each run of an HLO pass pipeline is an event ``<pipeline> (<module>)``
+with a ``module`` stat. Each backend's own events are named below, with where they were
+read (JAX 0.10.2): the CPU's and a TPU v5e's from profiles (``tests/fixtures/tpu-v5e``),
+the GPU's from XLA's sources.
 
 Nothing here imports JAX.
 """
@@ -139,6 +126,8 @@ CPU = CompileEvents(
     codegen=names(ends=("::RunBackend",)),
     llvm=names("JitCompiler::Compile"))
 
+#: Code generation's parts run on several threads at once; they and the HLO passes are at
+#: host tracer level 2 (level 1 held the pipelines and serialization: 86% of a compile).
 TPU = CompileEvents(
     "tpu", host_tracer_level=2,
     xla_start=names("TpuCompiler::Compile"),

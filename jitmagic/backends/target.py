@@ -3,11 +3,7 @@
 With libtpu installed, JAX gives a compile-only description of a TPU slice
 (``jax.experimental.topologies.get_topology_desc``): its devices take shardings, and
 ``jax.jit(f).lower(spec).compile()`` compiles for them on this machine's CPU. This
-module holds the facts around that, without importing JAX: how a topology is named and
-split into hosts, what each chip holds, the environment libtpu needs to start on a
-machine with no TPU (set only while it starts, then put back), what to install, what
-cannot be measured without the device, and the calibration of this machine's seconds
-against the TPU host's (:data:`CALIBRATION`).
+module holds the facts around that, without importing JAX.
 """
 
 from __future__ import annotations
@@ -49,14 +45,10 @@ class Chip:
 
 
 _GIB = 1024 ** 3
-#: The TPU kinds libtpu 0.0.42 compiles for, with each device's HBM (Google Cloud's
-#: published figures: v5e 16 GiB a chip, v5p 95, v4 32 (one device a chip), v6e 32,
-#: TPU7x 192) and their largest slices (Cloud's: v4 4096 chips, v5p 8960, v5e and v6e
-#: 16x16, TPU7x 9216), each compiled for here. Past them libtpu 0.0.42 aborts the whole
-#: process for v5e (measured: "Check failed: Topology()->chip_bounds().z == 1" for a
-#: third axis, "...x <= 16" for a longer one) and fails for v4 (65536 chips: out of
-#: scalar memory; 262144: "more parameters (1) than supported (limit -674)"); v6e's
-#: larger or 3-D names it takes, but no v6e slice has them.
+#: The TPU kinds libtpu 0.0.42 compiles for, with each device's HBM and their largest
+#: slices (Google Cloud's figures), each compiled for here. Past them libtpu aborts the
+#: whole process for v5e ("Check failed: Topology()->chip_bounds().z == 1") and fails for
+#: v4 ("more parameters (1) than supported (limit -674)").
 CHIPS: dict[str, Chip] = {c.kind: c for c in (
     Chip("v4", "TPU v4", 32 * _GIB, 4096),
     Chip("v5e", "TPU v5 lite", 16 * _GIB, 256, (16, 16, 1)),
@@ -129,12 +121,7 @@ def _check_size(name: str, chip: Chip, chips: tuple[int, ...]) -> None:
     if math.prod(dims) > chip.most_chips:
         raise TopologyError(f"--target {name!r} is {math.prod(dims)} chips: a {kind} slice "
                             f"has at most {chip.most_chips}; write a smaller one, e.g. "
-                            f"{kind}:{LARGEST[kind]}")
-
-
-#: A large slice of each kind that libtpu compiles for, said as what to write instead.
-LARGEST = {"v4": "16x16x16", "v5e": "16x16", "v5p": "16x16x16", "v6e": "16x16",
-           "tpu7x": "16x16x16"}
+                            f"{kind}:16x16x16")  # a 2-D kind's largest is said above
 
 
 #: Other names for a kind that users write (Cloud's accelerator types).
@@ -197,10 +184,8 @@ def libtpu_environment() -> Iterator[None]:
 
 @contextlib.contextmanager
 def native_stderr_kept(kept: list[str]) -> Iterator[None]:
-    """Within, what native code writes on the process's stderr (libtpu's warnings about
-    host names and accelerator types, which do not apply to a compile-only client) goes
-    to a file, not to the user's output; its text is appended to ``kept`` after (for an
-    error's message)."""
+    """Within, what native code writes on stderr (libtpu's warnings, which do not apply
+    to a compile-only client) goes to a file whose text is appended to ``kept`` after."""
     sys.stderr.flush()
     try:
         saved = os.dup(2)
@@ -277,8 +262,7 @@ def host_kind() -> str:
 
 
 def calibration(topology: str, host: str | None = None) -> Calibration | None:
-    """The calibration for ``host`` (this one by default) and ``topology``'s kind, if
-    measured."""
+    """The calibration for ``host`` (this one by default) and ``topology``'s kind, if measured."""
     found = CALIBRATION.get(host or host_kind())
     kind = topology.partition(":")[0]
     return found if found is not None and found.topology.partition(":")[0] == kind else None

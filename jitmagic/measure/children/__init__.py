@@ -1,14 +1,10 @@
 """One runner of fresh child processes: a Python entry (a module's function, or a
 script) in a new interpreter, and how it ended (:mod:`jitmagic.model.progress`).
 
-Some work must not share this process: a compile native code aborts on, a cold sample
-where the compiler remembers, another JAX release. The child starts through
-:mod:`.boot`, which ties its life to this process and opens the stage file
-(:func:`stage`). An :class:`Entry` (``module:function``, JSON in and out) runs in a
-session of its own, its output kept in a file, its process group killed at a timeout, a
-``stop`` or a Ctrl-C here; a :class:`Script` (``python ARGS...``) shares the parent's
-output in a group of its own, and each signal of :data:`FORWARDED` here is handed on.
-Nothing is left behind: no file (a temporary folder), no process, no setting.
+For work that must not share this process: a compile native code aborts on, a cold
+sample where the compiler remembers, another JAX release. An :class:`Entry` (JSON in and
+out) runs in a session of its own, its output kept; a :class:`Script` shares the
+parent's output and is handed its signals. Nothing is left behind: no file, no process.
 """
 
 from __future__ import annotations
@@ -94,10 +90,9 @@ def inside() -> bool:
 def run_child(what: Entry | Script, inputs: Any = None, *, timeout_s: float | None = None,
               python: str | None = None, env: Mapping[str, str] | None = None,
               cwd: str | None = None, stop: Callable[[], bool] | None = None) -> ChildEnd:
-    """Run ``what`` in a fresh ``python`` (this one by default) with ``env`` added to this
-    process's environment; how it ended. ``timeout_s`` (None: no limit) kills its whole
-    process group once passed, and so does an entry's ``stop`` once it returns True (a
-    Ctrl-C this process deferred): then it reads as :class:`TimedOut`."""
+    """Run ``what`` in a fresh ``python`` with ``env`` added; how it ended. Past
+    ``timeout_s``, or once an entry's ``stop`` returns True, its process group is killed
+    and it reads as :class:`TimedOut`."""
     exe = python or sys.executable
     with tempfile.TemporaryDirectory(prefix="jitmagic-child-") as folder:
         files = _Files(Path(folder))
@@ -119,18 +114,11 @@ class _Files:
         self.request, self.result = folder / "request.json", folder / "result.json"
         self.stage, self.output = folder / "stage", folder / "output"
 
-    def last_stage(self) -> str | None:
-        lines = self.stage.read_text(errors="replace").splitlines() \
-            if self.stage.exists() else []
-        return lines[-1] if lines else None
 
-    def output_lines(self) -> list[str]:
-        if not self.output.exists():
-            return []
-        return [ln for ln in self.output.read_text(errors="replace").splitlines() if ln.strip()]
-
-    def tail(self) -> tuple[str, ...]:
-        return tuple(self.output_lines()[-TAIL_LINES:])
+def _lines(path: Path) -> list[str]:
+    """The non-blank lines of ``path`` (none where the child never wrote it)."""
+    text = path.read_text(errors="replace") if path.exists() else ""
+    return [ln for ln in text.splitlines() if ln.strip()]
 
 
 def _request(what: Entry | Script, inputs: Any, files: _Files) -> dict[str, Any]:
@@ -161,9 +149,8 @@ def _start(argv: list[str], what: Entry | Script, files: _Files, env: dict[str, 
 
 @contextlib.contextmanager
 def _ended(child: subprocess.Popen, own_group: bool) -> Iterator[None]:
-    """Within, ``child`` runs; after (a Ctrl-C, an error here included) it has ended and
-    been reaped: killed where it still runs, and with ``own_group`` (a session of its
-    own) every process of its group too, until none is left (at most :data:`REAP_S`)."""
+    """After (a Ctrl-C or an error included) ``child`` has ended and been reaped: killed
+    where it still runs, with ``own_group`` its whole group (for up to :data:`REAP_S`)."""
     try:
         yield
     finally:
@@ -181,9 +168,8 @@ def _ended(child: subprocess.Popen, own_group: bool) -> Iterator[None]:
 
 def _wait(child: subprocess.Popen, what: Entry | Script, timeout_s: float | None,
           stop: Callable[[], bool] | None = None) -> int | None:
-    """The child's status (None: it ran past ``timeout_s``, or ``stop`` said so first,
-    read every :data:`POLL_S`). A script's: each signal of :data:`FORWARDED` here is
-    handed on to it, and it decides what it does."""
+    """The child's status (None: past ``timeout_s``, or ``stop`` said so first); a script
+    is handed each signal of :data:`FORWARDED`."""
     if isinstance(what, Entry):
         end = math.inf if timeout_s is None else time.monotonic() + timeout_s
         while time.monotonic() < end and not (stop and stop()):
@@ -217,11 +203,11 @@ def _forwarding(pid: int) -> Iterator[None]:
 
 def _end(status: int | None, what: Entry | Script, files: _Files,
          timeout_s: float | None) -> ChildEnd:
-    last = files.last_stage()
+    last, output = next(reversed(_lines(files.stage)), None), _lines(files.output)
     if status is None:
         return TimedOut(timeout_s or 0.0, last)
     if status < 0:
-        return Crashed(-status, last, files.tail(), fatal_of(files.output_lines()))
+        return Crashed(-status, last, tuple(output[-TAIL_LINES:]), fatal_of(output))
     if isinstance(what, Script):
         return Finished(status, last) if files.result.exists() else EndedEarly(status, last)
     if status == 0 and files.result.exists():
@@ -230,5 +216,4 @@ def _end(status: int | None, what: Entry | Script, files: _Files,
             kind, message = said["error"]
             return Failed(kind, message, last)
         return Finished(said["result"], last)
-    tail = files.tail()
-    return Failed(f"exit status {status}", tail[-1] if tail else "", last)
+    return Failed(f"exit status {status}", output[-1] if output else "", last)

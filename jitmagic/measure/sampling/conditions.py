@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import shutil
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -51,24 +52,34 @@ def paused_gc(collect: bool = True) -> Iterator[None]:
 
 
 @contextmanager
+def _configured(values: dict[str, Any]) -> Iterator[None]:
+    """JAX's config ``values`` set within, the user's put back after, even on Ctrl-C. JAX
+    decides once per process whether and where to cache, so the cache is reset on both sides."""
+    # properties JAX adds to its Config at run time (jax.config.read refuses them)
+    saved = {name: getattr(jax.config, name) for name in values}
+    reset_persistent_cache()
+    try:
+        for name, value in values.items():
+            jax.config.update(name, value)
+        yield
+    finally:
+        with interrupts_held():  # put back whole, however many times Ctrl-C is pressed
+            for name, value in saved.items():
+                jax.config.update(name, value)
+            reset_persistent_cache()
+
+
+@contextmanager
 def persistent_cache_off() -> Iterator[bool]:
     """Turn JAX's persistent compilation cache off, yielding whether it was on; restore
-    the user's setting. JAX decides once per process whether to use it, so it is reset
-    on both sides."""
-    # properties JAX adds at run time, unseen by mypy (jax.config.read refuses them)
+    the user's setting."""
     was_on = jax.config.jax_enable_compilation_cache  # type: ignore[attr-defined]
     had_dir = bool(jax.config.jax_compilation_cache_dir)  # type: ignore[attr-defined]
     if not (was_on and had_dir):
         yield False
         return
-    reset_persistent_cache()
-    jax.config.update("jax_enable_compilation_cache", False)
-    try:
+    with _configured({"jax_enable_compilation_cache": False}):
         yield True
-    finally:
-        with interrupts_held():  # put back whole, however many times Ctrl-C is pressed
-            jax.config.update("jax_enable_compilation_cache", was_on)
-            reset_persistent_cache()
 
 
 #: What ``--cache`` sets beside the folder: the cache on, every program cached.
@@ -81,27 +92,12 @@ CACHE_SETTINGS = ("jax_compilation_cache_dir", *CACHING_ALL)
 
 def cache_settings() -> dict[str, Any]:
     """The user's persistent-cache settings now, by name (:data:`CACHE_SETTINGS`)."""
-    # properties JAX adds to its Config at run time (jax.config.read refuses them)
     return {name: getattr(jax.config, name) for name in CACHE_SETTINGS}
 
 
-@contextmanager
-def persistent_cache_in(folder: str) -> Iterator[None]:
-    """JAX's persistent compilation cache on in ``folder``, caching every program; the
-    user's settings put back after, even on Ctrl-C. JAX makes its cache object once per
-    process, so it is reset on both sides."""
-    saved = cache_settings()
-    reset_persistent_cache()
-    try:
-        jax.config.update("jax_compilation_cache_dir", folder)
-        for name, value in CACHING_ALL.items():
-            jax.config.update(name, value)
-        yield
-    finally:
-        with interrupts_held():  # put back whole, however many times Ctrl-C is pressed
-            for name, value in saved.items():
-                jax.config.update(name, value)
-            reset_persistent_cache()
+def persistent_cache_in(folder: str) -> AbstractContextManager[None]:
+    """JAX's persistent compilation cache on in ``folder``, caching every program."""
+    return _configured({"jax_compilation_cache_dir": folder, **CACHING_ALL})
 
 
 @contextmanager

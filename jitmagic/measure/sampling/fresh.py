@@ -1,9 +1,7 @@
 """Cold samples in fresh processes where the backend's compiler remembers (issue 60,
-:mod:`jitmagic.backends.memory`): each a child of the one runner that rebuilds the
-program from the command's source (its ``measure_in_child``, as ``--jax``) and returns
-one variant's cold run and steady state. The parent keeps JAX on the CPU (the device
-free), runs the rounds, the rule and the report, and reads each program's structure
-from one untimed run of its own. Where the backend does not remember, nothing here runs.
+:mod:`jitmagic.backends.memory`): each child rebuilds the program from the command's
+source and returns one variant's cold run and steady state; the parent keeps JAX on the
+CPU and runs the rounds, the rule and the report.
 """
 
 from __future__ import annotations
@@ -108,10 +106,8 @@ def only(variant: str | None) -> contextlib.AbstractContextManager:
 
 def for_command(entry: Entry, file: str, script_args: list[str],
                 options: Any) -> Children | None:
-    """The children that take the command's cold samples where the backend remembers,
-    each measuring ``file`` with the ``options``' ``-n``, ``--nest`` and ``--mine`` and the
-    script's arguments in ``entry``; None in a child taking one sample (:func:`only`), and
-    where a part after the comparison is asked for (it measures in this process)."""
+    """The children that take the command's cold samples where the backend remembers; None
+    in a child (:func:`only`), and where a part after the comparison is asked for."""
     parts = any(getattr(options, n, False) for p in table.PARTS for n in p.asked_by)
     if _ONLY.get() is not None or parts or options.sweep or options.target:
         return None

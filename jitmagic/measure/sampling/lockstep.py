@@ -2,11 +2,7 @@
 
 A process that calls a program with collectives once more than another waits forever
 (issue 23), so every choice a process's clock could tip is made once and shared at a
-barrier before each cold run; a run's headline samples are the slowest process's, and
-each variant keeps every process's own (``per_process``). :data:`SINGLE` (one process)
-costs nothing; :class:`Distributed` talks through JAX's coordination service, every wait
-bounded (:data:`TIMEOUT_ENV`), a process that died or hangs named in a
-:class:`LockstepError`.
+barrier before each cold run; a run's headline samples are the slowest process's.
 """
 
 from __future__ import annotations
@@ -156,8 +152,7 @@ def leads() -> bool:
 
 
 def with_others() -> bool:
-    """Whether ``jax.distributed`` joined this process to others (asked without
-    importing JAX)."""
+    """Whether ``jax.distributed`` joined this process to others (asked without importing JAX)."""
     return "jax" in sys.modules and current().shared
 
 
@@ -198,9 +193,7 @@ def shared_by_processes(check: Checkpoint, options: Any) -> Checkpoint:
 
 def refuse_unshared(options: Any, processes: int) -> None:
     """``InputError`` naming the options (given or through ``--why``, and ``--sweep``)
-    whose parts run in one process only (:data:`~jitmagic.model.parts.ONE_PROCESS`: they
-    decide on each process's own clock); nothing for one process. ``options`` may be the
-    command line's namespace, ``--why`` not yet expanded."""
+    whose parts decide on each process's own clock; nothing for one process."""
     if processes <= 1:
         return
     why = bool(getattr(options, "why", False))
@@ -249,16 +242,6 @@ def same_outcome(check: Checkpoint, what: str, error: BaseException | None) -> N
             "measurement on all (its own log has the traceback)")
 
 
-def slowest_of(check: Checkpoint | None, what: str, seconds: float) -> float:
-    """``seconds``, or under several processes the largest of theirs."""
-    return lockstep_of(check).slowest(what, seconds)
-
-
-def leaders(check: Checkpoint | None, what: str, value: Any) -> Any:
-    """``value``, or under several processes process 0's (a choice made from its clock)."""
-    return lockstep_of(check).decide(what, value)
-
-
 def agree_variants(planned: tuple[str, ...], step: Lockstep) -> None:
     """Every process must nest the same helpers: ``InputError`` on all of them where one
     found others than process 0 (its discovery trace took another path)."""
@@ -279,8 +262,8 @@ def merged(variants: dict[str, VariantResult], step: Lockstep) -> dict[str, Vari
     everyone = step.gather("the timings", {n: v.samples for n, v in variants.items()})
     out = {}
     for name, v in variants.items():
-        each = tuple({k: [_seconds(x) for x in xs] for k, xs in p[name].items()}
-                     for p in everyone)
+        each = tuple({k: [math.nan if x is None else float(x) for x in xs]
+                      for k, xs in p[name].items()} for p in everyone)
         out[name] = dataclasses.replace(v, samples=slowest(each), per_process=each)
     return out
 
@@ -291,7 +274,3 @@ def slowest_rows(step: Lockstep, what: str, rows: dict[str, Samples]) -> dict[st
         return rows
     everyone = step.gather(what, rows)
     return {name: slowest([p[name] for p in everyone]) for name in rows}
-
-
-def _seconds(x: Any) -> float:
-    return math.nan if x is None else float(x)

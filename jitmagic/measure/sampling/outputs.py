@@ -35,11 +35,9 @@ _RANK = {EXACT: 0, ROUNDING: 1, UNCOMPARED: 2, MISMATCH: 3}
 
 @dataclass
 class OutputDiff:
-    """How two outputs differ. ``max_abs_diff`` is None when the structures differ;
-    ``problems``: each leaf differing beyond rounding, in order. ``leaf``: the first
-    mismatching leaf, else the one with the largest difference within rounding (None:
-    all equal), ``dtype`` its dtype's name. Paths are dotted (``layers[0].w``; ``""``
-    the whole output)."""
+    """How two outputs differ (``max_abs_diff`` None: the structures do). ``leaf``: the
+    first mismatching leaf, else the one with the largest difference within rounding
+    (None: all equal); paths are dotted (``layers[0].w``; ``""`` the whole output)."""
 
     kind: str = EXACT
     max_abs_diff: float | None = 0.0
@@ -91,12 +89,10 @@ class OutputDiff:
 
 
 def compare_outputs(a: Any, b: Any, computed_in: str | None = None) -> OutputDiff:
-    """Compare two outputs leaf by leaf. Structures by shape, not class identity (node
-    type names, keys and static data by value, so the NamedTuple a cell defines once per
-    variant still matches); values a chunk at a time in float64, floating leaves within
-    rounding (:func:`within_rounding`), others exactly. ``computed_in``: the least precise
-    dtype the programs compute in, whose rounding a finer floating leaf is allowed (a
-    float32 gradient of bfloat16 arithmetic). No numpy warning or error escapes."""
+    """Compare two outputs leaf by leaf: structures by shape, not class identity (the
+    NamedTuple a cell defines once per variant still matches); floating leaves within
+    the rounding of ``computed_in`` or their own dtype, whichever is coarser, others
+    exactly. No numpy warning or error escapes."""
     diff = OutputDiff()
     with np.errstate(all="ignore"):
         _compare_nodes(a, b, "", diff, computed_in)
@@ -252,10 +248,8 @@ def least_precise(dtypes: Iterable[Any]) -> str | None:
 
 def within_rounding(difference: float, size: float, eps: float) -> bool:
     """Whether a leaf's difference (2-norm over finite elements) is at most ``sqrt(eps)``
-    times the larger leaf's 2-norm: agreement in half the dtype's significant digits
-    (3.5e-4 float32, 1.5e-8 float64, 0.088 bfloat16). Reassociating a sum changes the
-    last bits, which later operations can amplify (Adam's first step divides by
-    ``sqrt(v)``); a different program changes the leading ones (``docs/outputs.md``)."""
+    times the larger leaf's 2-norm: agreement in half the dtype's significant digits, as
+    reassociation allows and a different program does not (``docs/outputs.md``)."""
     return difference <= math.sqrt(eps) * size
 
 
@@ -313,15 +307,9 @@ class OutputCheck:
         self.problems: list[Note] = []
         self._computed_in: str | None = None
 
-    @property
-    def match(self) -> bool | None:
-        """True within rounding, False for a mismatch, None where nothing was compared."""
-        return None if self.kind in (None, UNCOMPARED) else self.kind in (EXACT, ROUNDING)
-
     def add(self, name: str, output: Any, computed_in: str | None = None) -> None:
-        """Take ``name``'s output (the caller drops its reference), of a program computing
-        in ``computed_in`` at its least precise. Never raises: an output that cannot be
-        compared is noted as such."""
+        """Take ``name``'s output, of a program computing in ``computed_in`` at its least
+        precise. Never raises: an output that cannot be compared is noted as such."""
         if name in self.seen:
             return
         self.seen.add(name)
@@ -356,8 +344,11 @@ class OutputCheck:
         return self.kind is None or _RANK[kind] > _RANK[self.kind]
 
     def result(self) -> tuple[bool | None, float | None]:
-        """(match, largest difference); (None, None) until two outputs were compared."""
-        return (None, None) if self.match is None else (self.match, self.max_abs_diff)
+        """(whether within rounding, largest difference); (None, None) where nothing was
+        compared."""
+        if self.kind in (None, UNCOMPARED):
+            return None, None
+        return self.kind in (EXACT, ROUNDING), self.max_abs_diff
 
     def details(self) -> dict[str, Any]:
         """What the records keep besides :meth:`result` (see :class:`OutputDiff`)."""

@@ -99,9 +99,9 @@ class Reporter:
                            w.rounds, self._left(now), self.point, done, w.at_most,
                            self._later(), w.at_most and w.round > FEWEST))
 
-    def _rows(self) -> range:
+    def _rows(self) -> int:
         """The rows of one round of the current part."""
-        return range(self.part.total // max(self.where.rounds, 1))
+        return self.part.total // max(self.where.rounds, 1)
 
     def _later(self) -> tuple[str, ...]:
         """The parts after the one now running."""
@@ -118,8 +118,8 @@ class Reporter:
             return None
         total, pace = self.part.total, (now - self.part.began) / self.part.done
         if self.where.at_most and self.where.round <= FEWEST:  # -r auto: its fewest rounds
-            total = min(total, len(self._rows()) * FEWEST)
+            total = min(total, self._rows() * FEWEST)
         left = pace * max(0, total - self.part.done)
         if self.where.at_most and self.where.round > FEWEST:  # undecided: to the most rounds
-            left = min(left, max(0.0, self.budget_ends - now) + pace * len(self._rows()))
+            left = min(left, max(0.0, self.budget_ends - now) + pace * self._rows())
         return left

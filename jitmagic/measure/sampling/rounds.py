@@ -107,12 +107,9 @@ def rounds_for(options: Options, decided: Callable[[], bool] = lambda: False,
 def budget_of(options: Options) -> float:
     """``--budget``'s seconds: as given, else where fresh processes take the samples
     (:mod:`.fresh`) their budget, else the running backend's."""
-    spawn = fresh.children()
     if options.budget is not None:
         return options.budget
-    if spawn is not None:
-        return backends.FRESH_BUDGET_S
-    return backends.running().budget_s
+    return backends.FRESH_BUDGET_S if fresh.children() else backends.running().budget_s
 
 
 def rounds_of(repeat: int | str | Rounds) -> Rounds:

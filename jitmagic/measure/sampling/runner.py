@@ -103,10 +103,8 @@ class Sampler:
 
     def measure(self, repeat: int | str | Rounds, number: int | None, monitor: Monitor,
                 check: Checkpoint, what: str = "comparison") -> None:
-        """Rounds over the rows (``repeat``: a count, ``"auto"`` or :class:`Rounds`);
-        ``Stop`` ends them early; ``what`` names the part for progress. ``UserCodeError``
-        when every row failed and nothing stopped; :class:`~.clocks.FrozenClockError`
-        first where a clock does not advance."""
+        """Rounds over the rows (``repeat``: a count, ``"auto"`` or :class:`Rounds`) until
+        done or ``Stop``; ``UserCodeError`` when every row failed and nothing stopped."""
         clocks.check()
         rounds = rounds_of(repeat)  # not kept: its rule holds this sampler
         rows, r = len(self.subjects), 0

@@ -11,6 +11,7 @@ from jax.sharding import NamedSharding
 
 from ...model.comparison import Sharding
 from ..calls.arguments import static_split
+from .stages import traced_arguments
 
 
 def named_shardings(args: tuple, kwargs: dict[str, Any]) -> list[NamedSharding]:
@@ -33,18 +34,15 @@ def mesh_env(args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
 def kept_input_shardings(compiled: Any, args: tuple, kwargs: dict[str, Any]) -> bool | None:
     """Whether ``compiled`` takes every named-sharded argument with the sharding it has
     (``None``: none is sharded, or the program does not say)."""
-    opts = static_split(args, kwargs)
-    dynamic = (tuple(a for i, a in enumerate(args) if i not in opts["static_argnums"]),
-               {k: v for k, v in kwargs.items() if k not in opts["static_argnames"]})
-    leaves = jax.tree_util.tree_leaves(dynamic)
+    leaves = jax.tree_util.tree_leaves(traced_arguments(None, args, kwargs,
+                                                        static_split(args, kwargs)))
     try:
         taken = jax.tree_util.tree_leaves(compiled.input_shardings)
     except Exception:  # a backend or version that does not report them
         return None
     if len(taken) != len(leaves):
         return None
-    checked = [want.is_equivalent_to(leaf.sharding, leaf.ndim) if hasattr(want, "is_equivalent_to")
-               else False
+    checked = [want.is_equivalent_to(leaf.sharding, leaf.ndim)
                for leaf, want in zip(leaves, taken, strict=True)
                if isinstance(leaf, jax.Array) and isinstance(leaf.sharding, NamedSharding)]
     return all(checked) if checked else None

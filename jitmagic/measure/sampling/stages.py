@@ -32,8 +32,7 @@ from ..calls.arguments import static_split
 from . import clocks
 from . import contention
 from .conditions import paused_gc
-from .lockstep import leaders
-from .lockstep import slowest_of
+from .lockstep import lockstep_of
 from .monitor import COMPILE_EVENT
 from .monitor import LOWER_EVENT
 from .monitor import TRACE_EVENT
@@ -56,15 +55,13 @@ POLL_CALLS = 10**5
 
 
 def steady_target(first_call_s: float) -> float:
-    """Seconds one steady-state sample of a row whose first call took ``first_call_s``
-    should take."""
+    """Seconds a steady-state sample takes, for a row whose first call took that."""
     return min(STEADY_CEILING_S, max(STEADY_FLOOR_S, STEADY_SHARE * first_call_s))
 
 
 @dataclass
 class ColdRun:
-    """One cold run of a variant: its timings, and the artefacts for structure counts
-    (a first call's filled in afterwards by :func:`warm_artefacts`)."""
+    """One cold run of a variant: its timings, and the artefacts for structure counts."""
 
     times: dict[str, float]
     events: dict[str, float]
@@ -102,11 +99,8 @@ STAGE_EVENTS = (("trace_s", TRACE_EVENT, "{}"), ("lower_s", LOWER_EVENT, "jit({}
 def first_call_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
                    check: Checkpoint | None = None,
                    opts: dict[str, Any] | None = None) -> ColdRun:
-    """The cold first call as the user pays it, ``jax.jit(fn, **opts)(*args, **kwargs)``
-    from cleared caches until ready, one interval; its stages are JAX's own events inside
-    it, so they and the rest add up to the first call. Where an event is missing (older
-    JAX, another backend) :func:`staged_run` times the stages instead. ``opts`` default:
-    arrays and Python scalars traced."""
+    """The cold first call as the user pays it, one interval from cleared caches; its
+    stages are JAX's events inside it (where one is missing, :func:`staged_run`)."""
     check = check or Checkpoint()
     opts, jitted = cold_jit(fn, args, kwargs, opts)
     name = fn.__name__
@@ -121,8 +115,7 @@ def first_call_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
 
 @dataclass(frozen=True)
 class Lowering:
-    """One untimed lowering, to compile cold at several settings without tracing and
-    lowering again, and the arguments its compiled program takes (statics left out)."""
+    """One untimed lowering, to compile cold at several settings, and its dynamic arguments."""
 
     lowered: Any
     args: tuple
@@ -143,16 +136,15 @@ def lower_once(fn: Callable, args: tuple, kwargs: dict,
     return Lowering(lowered, *dynamic)
 
 
-def traced_arguments(fn: Callable, args: tuple, kwargs: dict,
+def traced_arguments(fn: Callable | None, args: tuple, kwargs: dict,
                      opts: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
-    """``args`` and ``kwargs`` without those ``opts`` hold static, by position or by name
-    alike (as ``jax.jit`` reads them from the signature)."""
+    """``args`` and ``kwargs`` without those ``opts`` hold static, by position or name."""
     nums = opts.get("static_argnums", ())
     names = opts.get("static_argnames", ())
     nums = {n % len(args) if args else n for n in ((nums,) if isinstance(nums, int) else nums)}
     names = set((names,) if isinstance(names, str) else names)
     try:
-        params = list(inspect.signature(fn).parameters)
+        params = list(inspect.signature(fn).parameters) if fn is not None else []
     except (TypeError, ValueError):  # no signature (a builtin): the options as written
         params = []
     nums |= {params.index(n) for n in names if n in params}
@@ -164,8 +156,7 @@ def traced_arguments(fn: Callable, args: tuple, kwargs: dict,
 def compiled_first_call(lowering: Lowering, name: str, options: dict[str, Any],
                         monitor: Monitor, check: Checkpoint) -> ColdRun:
     """A cold XLA compile of ``lowering`` with ``options`` and its first call, one
-    interval (``first_call_s`` without trace and lowering); ``compile_s`` and its CPU
-    seconds from JAX's event inside it, where one came."""
+    interval; ``compile_s`` from JAX's event inside it, where one came."""
     jax.clear_caches()
     made: dict[str, Any] = {}
 
@@ -216,8 +207,8 @@ class Window(NamedTuple):
 
 
 def stage_cpu(monitor: Monitor, name: str, window: Window) -> dict[str, float]:
-    """Each stage's CPU seconds inside a first call, from the previous stage's event (or
-    the start) to its own, fired as it ends; empty where an event lacks its reading."""
+    """Each stage's CPU seconds inside a first call, between the events that end the
+    stages; empty where an event lacks its reading."""
     marks = [monitor.cpu_at(event, who.format(name), window.start, window.end)
              for _, event, who in STAGE_EVENTS]
     ends = [m for m in marks if m is not None]
@@ -237,8 +228,7 @@ def cold_jit(fn: Callable, args: tuple, kwargs: dict,
 
 
 def warm_artefacts(run: ColdRun, args: tuple, kwargs: dict) -> ColdRun:
-    """``run`` with its traced, lowered and compiled program, taken untimed from the
-    caches its first call filled, for the structure counts."""
+    """``run`` with its programs, taken untimed from the caches its first call filled."""
     if run.traced is None:
         jitted: Any = run.jitted  # a jax.jit wrapper, whose ``trace`` typing cannot see
         run.traced = jitted.trace(*args, **kwargs)
@@ -250,9 +240,8 @@ def warm_artefacts(run: ColdRun, args: tuple, kwargs: dict) -> ColdRun:
 def staged_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
                check: Checkpoint | None = None, opts: dict[str, Any] | None = None) -> ColdRun:
     """Trace → lower → compile from cleared caches, each its own interval, then a fresh
-    cold first call: for where JAX reports no stage events. ``check`` is asked before
-    every stage and may raise :class:`Stop` (carrying the stages so far); JAX's events
-    are kept in ``events`` as a cross-check."""
+    cold first call: where JAX reports no stage events. A :class:`Stop` carries the
+    stages so far."""
     check = check or Checkpoint()
     opts, jitted = cold_jit(fn, args, kwargs, opts)
     name, times = fn.__name__, dict[str, float]()
@@ -335,13 +324,12 @@ def autorange(timer: SteadyTimer, target_s: float = STEADY_CEILING_S,
               check: Checkpoint | None = None) -> tuple[int, float, float]:
     """(loops, seconds and CPU seconds per loop) of the first timing to reach
     ``target_s``: timeit's autorange, but jumping to the count the last timing predicts
-    (at most 100×) instead of 1-2-5 steps, so calibration wastes few calls. The count
-    stops at :data:`MOST_STEADY_CALLS`; a frozen clock is
-    :class:`~.clocks.FrozenClockError`."""
-    number, target_s = 1, leaders(check, "the steady-state target", target_s)
+    (at most 100×) instead of 1-2-5 steps, so calibration wastes few calls."""
+    step = lockstep_of(check)  # under several processes: process 0's target, the slowest
+    number, target_s = 1, step.decide("the steady-state target", target_s)
     while True:
         t, cpu = timed_calls(timer, number, check)
-        slowest = slowest_of(check, "the steady loop count", t)  # t for one process
+        slowest = step.slowest("the steady loop count", t)
         if slowest >= target_s or number >= MOST_STEADY_CALLS:
             return number, t / number, cpu / number
         if check:
@@ -354,8 +342,7 @@ def time_per_call(timer: SteadyTimer, loops: int | None, number: int | None,
                   check: Checkpoint | None = None,
                   target_s: float = STEADY_CEILING_S) -> tuple[int, float, float]:
     """One steady-state sample: (loop count, seconds and CPU seconds per call). The
-    first (``loops`` None) fixes the count, ``number`` or auto-ranged to ``target_s``;
-    later samples reuse it, so a row's samples are comparable."""
+    first (``loops`` None) fixes the count that later ones reuse, so they compare."""
     if loops is None:
         if number is None:
             return autorange(timer, target_s, check)
@@ -367,9 +354,8 @@ def time_per_call(timer: SteadyTimer, loops: int | None, number: int | None,
 
 def timed_calls(timer: SteadyTimer, loops: int,
                 check: Checkpoint | None = None) -> tuple[float, float]:
-    """Seconds for ``loops`` calls; with ``check``, in chunks of about :data:`POLL_S`
-    (at most :data:`POLL_CALLS` calls) with ``check.poll`` between them. A chunk timed
-    as no time is :class:`~.clocks.FrozenClockError`. Returns (wall, CPU) seconds."""
+    """(wall, CPU) seconds for ``loops`` calls; with ``check``, in chunks of about
+    :data:`POLL_S` with ``check.poll`` between them."""
     made, total, done, chunk = len(timer.spent), 0.0, 0, loops if check is None else 1
     while done < loops:
         n = min(chunk, loops - done)

@@ -33,9 +33,9 @@ NO_RESULT = "interrupted before there was a result to show"
 SWALLOWING = ("_xla_gc_callback", "__del__")
 #: Why a measurement stopped by Ctrl-C in its discovery trace holds nothing.
 FINDING = "interrupted while finding your helpers: nothing was measured"
-#: What each stage is called once it has finished (stop reasons say "after trace").
-FINISHED = {"tracing": "trace", "lowering": "lowering", "XLA compile": "XLA compile",
-            "first call": "first call", "steady state": "steady state"}
+#: What a stage is called once it has finished where that is another word (stop reasons
+#: say "after trace").
+FINISHED = {"tracing": "trace"}
 
 
 class Stop(Exception):

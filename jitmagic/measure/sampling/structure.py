@@ -4,8 +4,10 @@ text."""
 
 from __future__ import annotations
 
+import functools
 import re
 import types
+from collections.abc import Callable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
@@ -83,8 +85,7 @@ def structure(run: ColdRun) -> ProgramFacts:
 
 
 def compiled_work(compiled: Any, shape: ProgramFacts) -> None:
-    """What XLA made of a program, into ``shape``: ``call`` ops left, its normalized
-    instructions (kept and counted), flops, bytes accessed, temporary and peak bytes,
+    """What XLA made of a program, into ``shape``: calls left, instructions, flops, bytes,
     each where the backend gives it."""
     text = compiled.as_text() or ""
     shape.compiled_hlo = normalized_hlo(text)
@@ -146,9 +147,7 @@ def normalized_hlo(text: str) -> list[str]:
 
 def distinct_jaxprs(jaxpr: Any) -> list[Any]:
     """``jaxpr`` and every distinct sub-jaxpr it holds (bodies, rules, nested jits), each
-    once: JAX's trace cache hands back one object for repeated calls of a helper, one
-    body the compiler sees once (16 jitted calls are one body and 16 call equations;
-    inlined, 16 copies)."""
+    once: a helper called 16 times is one body the compiler sees once."""
     seen: dict[int, Any] = {}
     stack = [getattr(jaxpr, "jaxpr", jaxpr)]
     while stack:
@@ -174,14 +173,14 @@ def coarsest_float(jaxpr: Any) -> str | None:
     return least_precise(d for d in dtypes if jnp.issubdtype(d, jnp.inexact))
 
 
-def count_nested_calls(jaxpr: Any) -> int:
-    """jit/pjit equations in a jaxpr, counted recursively through sub-jaxprs: every
-    call as it happens (a call inside a helper called twice counts twice)."""
+def count_nested_calls(jaxpr: Any, counted: Callable[[Any], bool] = lambda eqn: True) -> int:
+    """jit/pjit equations in a jaxpr (those ``counted`` keeps), counted recursively through
+    sub-jaxprs: every call as it happens (a call inside a helper called twice counts twice)."""
     total = 0
     for eqn in getattr(jaxpr, "eqns", ()):
-        total += eqn.primitive.name in ("jit", "pjit")
+        total += eqn.primitive.name in ("jit", "pjit") and counted(eqn)
         for sub in sub_jaxprs(eqn):
-            total += count_nested_calls(sub)
+            total += count_nested_calls(sub, counted)
     return total
 
 
@@ -190,26 +189,21 @@ def count_library_calls(jaxpr: Any) -> int:
     (``jax.nn.relu``, optax, Flax), in flat as much as nested. A jit is the user's where
     an equation of its body, at any depth, was traced in a frame of the user's files
     that is not on the jit equation's own traceback (its call site)."""
-    return _LibraryJits().count(getattr(jaxpr, "jaxpr", jaxpr))
+    return count_nested_calls(getattr(jaxpr, "jaxpr", jaxpr), _LibraryJits().library)
 
 
 class _LibraryJits:
-    """The walk of :func:`count_library_calls`, each code object judged once."""
+    """The judge of :func:`count_library_calls`, each code object judged once."""
 
     def __init__(self) -> None:
-        self.users: dict[types.CodeType, bool] = {}
+        self.user = functools.cache(lambda code: user_file(code.co_filename))
         #: (id of a jaxpr, the code of the call site) → whether it runs user code below it
         self.runs: dict[tuple[int, frozenset[types.CodeType]], bool] = {}
 
-    def count(self, jaxpr: Any) -> int:
-        total = 0
-        for eqn in jaxpr.eqns:
-            if eqn.primitive.name in ("jit", "pjit"):
-                body = eqn.params.get("jaxpr")
-                total += not self._runs_user(getattr(body, "jaxpr", body), _codes(eqn))
-            for sub in sub_jaxprs(eqn):
-                total += self.count(sub)
-        return total
+    def library(self, eqn: Any) -> bool:
+        """Whether the jit equation ``eqn`` is a library's."""
+        body = eqn.params.get("jaxpr")
+        return not self._runs_user(getattr(body, "jaxpr", body), _codes(eqn))
 
     def _runs_user(self, body: Any, own: frozenset[types.CodeType]) -> bool:
         """Whether an equation of ``body`` (at any depth) was traced in user code that is
@@ -218,16 +212,10 @@ class _LibraryJits:
         found = self.runs.get(key)
         if found is None:
             found = self.runs[key] = any(
-                any(self._user(c) for c in _codes(eqn) - own)
+                any(self.user(c) for c in _codes(eqn) - own)
                 or any(self._runs_user(sub, own) for sub in sub_jaxprs(eqn))
                 for eqn in getattr(body, "eqns", ()))
         return found
-
-    def _user(self, code: types.CodeType) -> bool:
-        user = self.users.get(code)
-        if user is None:
-            user = self.users[code] = user_file(code.co_filename)
-        return user
 
 
 def _codes(eqn: Any) -> frozenset[types.CodeType]:
