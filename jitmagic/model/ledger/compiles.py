@@ -1,6 +1,5 @@
-"""One compile of a watched run and why it happened: JAX's reason sorted into the kinds a
-user can act on (:data:`KINDS`), JAX's seconds for its stages, and the compiles past
-those kept, only counted (:class:`Omitted`)."""
+"""One compile of a watched run and why: JAX's reason sorted into :data:`KINDS`, and its
+stages' seconds; compiles past those kept are counted (:class:`Omitted`)."""
 
 from __future__ import annotations
 
@@ -86,8 +85,7 @@ def first_kept(read: Any, most: int) -> schema.Kind:
 
 @dataclass(frozen=True, slots=True)
 class Change(schema.Saved):
-    """One difference JAX named between a compile's arguments and the earlier compile's:
-    its :data:`KINDS` kind, the argument (``lr``, a pytree path), its value before and after."""
+    """One difference JAX named between a compile's arguments and the earlier compile's."""
 
     kind: str
     argument: str | None = None
@@ -100,8 +98,7 @@ class Change(schema.Saved):
 
 @dataclass(frozen=True, slots=True)
 class Reason(schema.Saved):
-    """Why one compile happened (:class:`Change`'s fields), the other differences JAX
-    named beside it, and JAX's own words (clipped)."""
+    """Why one compile happened, the other differences JAX named, and JAX's words."""
 
     kind: str
     argument: str | None = None
@@ -124,8 +121,7 @@ class Reason(schema.Saved):
 
 @dataclass(frozen=True, slots=True)
 class Compile(schema.Saved):
-    """One trace (and the lowering and XLA compile that followed it) of one function; a
-    stage's seconds are JAX's own event (None: JAX fired none, as for a cached lowering)."""
+    """One trace, lowering and XLA compile of one function (a stage's None: no JAX event)."""
 
     function: str
     reason: Reason

@@ -1,6 +1,5 @@
-"""Program size by source line: one :class:`LineTable` per variant, a row per line of the
-user's code (a column not measured is None in every row, never zero); :class:`Lines`
-holds both, and also saves on its own under :data:`SCHEMA`."""
+"""Program size by source line: one :class:`LineTable` per variant, held by :class:`Lines`
+(saved on its own under :data:`SCHEMA`); a column not measured is None, never zero."""
 
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ CONSTANT_BYTES = 2**20
 
 @dataclass(frozen=True)
 class LineTable:
-    """One variant's rows, in file then line order, the functions they belong to, and the
-    Python loops of their source (for the loop hint without hits)."""
+    """One variant's rows in file then line order, their functions, and their Python loops."""
 
     variant: str
     rows: tuple[LineRow, ...]
@@ -101,8 +99,7 @@ class LineTable:
         return max(1, min(holding, key=lambda f: f.last_line - f.first_line).calls or 1)
 
     def hints(self, nested: Collection[str] = ()) -> list[str]:
-        """Advice that follows from the numbers, in words (``nested``: the helpers a
-        comparison's nested variant nested, whose hint points at what it measured)."""
+        """Advice that follows from the numbers, in words (``nested``: the helpers nested)."""
         said = renderer("hints", self)
         return said(self, nested) if said else []
 
@@ -117,14 +114,13 @@ class LineTable:
                       key=lambda x: (-x.body_eqns * x.copies, x.line))
 
     def loop_line(self, r: LineRow) -> int | None:
-        """The line of the innermost Python loop of the source that holds ``r`` (None:
-        none was read around it)."""
+        """The line of the innermost Python loop that holds ``r`` (None: none)."""
         held = [x for x in self.loops if x.holds(r)]
         return max(x.first_line for x in held) if held else None
 
     def python_loop(self) -> tuple[LineRow, float] | None:
-        """The line of a Python loop (not one that calls a JAX loop) that builds at least
-        :data:`LOOP_SHARE` of the program, and that share; None where none does."""
+        """A Python loop's line that builds :data:`LOOP_SHARE` or more of the program, and
+        that share (None: none)."""
         total = self.total_eqns
         if not total:
             return None

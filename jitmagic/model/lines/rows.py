@@ -1,5 +1,4 @@
-"""The rows of a :class:`~jitmagic.model.lines.LineTable`: one source line's cost, one
-function or loop the trace entered, one JAX loop the program holds."""
+"""The rows of a :class:`~jitmagic.model.lines.LineTable`."""
 
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ from ..saved import schema
 
 @dataclass(frozen=True, slots=True)
 class LineRow(schema.Saved):
-    """What one source line cost in one variant's cold trace and lowering (``hits``,
-    ``trace_s``: None where not measured)."""
+    """What one source line cost in one variant's cold trace and lowering."""
 
     file: str
     line: int
@@ -115,10 +113,8 @@ class LoopSpan:
 
 @dataclass(frozen=True, slots=True)
 class LoopCall:
-    """A JAX loop in the traced program: the user line whose equation it is, its primitive
-    (``scan``, also a static ``fori_loop``; ``while``), its ``length`` (None for a while
-    loop), ``unroll`` (copies of the body in one step of the compiled loop) and the
-    equations of its body."""
+    """A JAX loop in the traced program: its line, primitive, ``length`` (None: a while
+    loop), ``unroll`` and the equations of its body."""
 
     file: str
     line: int

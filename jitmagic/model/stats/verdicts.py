@@ -26,9 +26,7 @@ ROUNDS_FIELDS: tuple[schema.Field, ...] = (
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a verdict decided (``key``: ``"first_call"``, ``"per_call"``,
-    ``"target_compile"``), on which clock, of which record (``subject``; for orderings,
-    ``chosen`` against the other); its words: ``text`` in full, ``headline`` in a line."""
+    """What a verdict decided, on which clock, of which record; its words in full and in a line."""
 
     key: str
     difference: Difference

@@ -1,7 +1,5 @@
-"""Which clock decides a verdict: wall time on a quiet machine, the process's CPU time on
-a busy one, where wall time stretches with the wait and CPU time stays near the quiet
-answer (docs/significance.md). How busy is measured run by run: the seconds the
-process's threads waited for a CPU during each cold first call (``wait_s``)."""
+"""Which clock decides a verdict: wall time on a quiet machine, the process's CPU time on a
+busy one (docs/significance.md), busy as the cold first calls' waits for a CPU say."""
 
 from __future__ import annotations
 
@@ -44,8 +42,7 @@ def cpu_key(key: str) -> str:
 
 
 def waited_share(rows: Iterable[Mapping[str, Sequence[float]]]) -> float | None:
-    """wait / (wait + CPU time) of ``rows``' cold first calls, all runs together (it does
-    not depend on how many threads ran at once); None: not measured (macOS)."""
+    """wait / (wait + CPU time) of ``rows``' cold first calls (None: not measured)."""
     waited = ran = 0.0
     for samples in rows:
         runs = list(zip(samples.get(WAIT, ()), samples.get(cpu_key(FIRST_CALL), ()),
@@ -67,8 +64,7 @@ LOAD_APART = 1.5
 
 
 def loads_differ(old: float | None, new: float | None) -> bool:
-    """Whether two waited shares are of materially different loads (:data:`LOAD_APART`;
-    unmeasured on either side: not known to differ)."""
+    """Whether two waited shares are of materially different loads (:data:`LOAD_APART`)."""
     if old is None or new is None:
         return False
     ran = sorted((1.0 - old, 1.0 - new))
@@ -101,8 +97,7 @@ RESOLVED_TICKS = 10
 
 
 def under_ticks(sides: Iterable[Sequence[float]], tick: float | None) -> bool:
-    """Whether CPU-time samples ``sides`` are too few ticks long to judge (``tick`` None
-    or NaN: not known, judged as before)."""
+    """Whether CPU-time samples ``sides`` are too few ticks long to judge."""
     if tick is None or not math.isfinite(tick) or tick <= 0:
         return False
     return any(xs and statistics.median(xs) < RESOLVED_TICKS * tick for xs in sides)
