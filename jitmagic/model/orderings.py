@@ -68,14 +68,12 @@ class Orderings(schema.Saved):
         return Verdict("per_call", per_call, clock, self, chosen)
 
     def against_reference(self, name: str) -> Difference:
-        """``name``'s per call against :data:`REFERENCE`'s, by the one rule (undecided where
-        :meth:`withheld`)."""
+        """``name``'s per call against :data:`REFERENCE`'s, by the one rule."""
         d = self._ruled(name)
         return dataclasses.replace(d, kind=INCONCLUSIVE) if self.withheld(name) else d
 
     def withheld(self, name: str) -> bool:
-        """Whether ``name`` and the reference are one program called through one jit each,
-        their difference not far apart (:func:`~.stats.rule.gap_withheld`)."""
+        """Whether ``name`` and the reference are one program, their gap withheld."""
         return name in ONE_JIT and bool(self.rows[name].same_program) and \
             gap_withheld(self._ruled(name))
 

@@ -1,6 +1,5 @@
-"""The one table of parts: what a comparison can measure after flat against nested, in
-the order measured (facts only: each layer's own table, keyed by the part's name, says
-how it is measured, shown and diffed; a test checks every part has its entries)."""
+"""The one table of parts a comparison can measure after flat against nested, in order
+(each layer's own table, keyed by the part's name, says how it is measured and shown)."""
 
 from __future__ import annotations
 

@@ -14,9 +14,7 @@ from .shown import worded
 
 @dataclass(frozen=True)
 class Progress:
-    """One step of a measurement, told before it starts: ``what`` part, which ``row``, the
-    ``round`` of ``rounds`` (1-based), the ``stage`` about to run, an estimate ``left_s``
-    once one round has run, a sweep's ``point`` (``n=4 2/5``); ``done`` marks the last."""
+    """One step of a measurement, told before it starts (``done`` marks the last)."""
 
     entry: str
     what: str

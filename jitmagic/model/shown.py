@@ -1,6 +1,5 @@
-"""The registry of renderers through which every record is shown and worded
-(:mod:`jitmagic.render` fills it when imported), and :class:`Shown`, a record that shows
-itself through it (without a renderer: a one-line ``<Comparison>``)."""
+"""The registry of renderers (:mod:`jitmagic.render` fills it) through which every record is
+shown and worded, and :class:`Shown`, a record that shows itself through it."""
 
 from __future__ import annotations
 

@@ -56,8 +56,7 @@ class Memory(schema.Saved):
 
 @dataclass(frozen=True)
 class EffortRow(schema.Saved):
-    """``--effort`` with ``--target``: the flat program's XLA compile for the target at one
-    effort setting (or the default), wall and CPU seconds."""
+    """``--effort`` with ``--target``: the flat program's compile at one effort setting."""
 
     name: str  # "default", "jax_optimization_level=O0"
     line: str  # what sets it: 'jax.config.update("jax_optimization_level", "O0")'
@@ -127,8 +126,7 @@ def waited_share(rows: Sequence[Mapping[str, Sequence[float]]]) -> float | None:
 
 def target_clock(flat: Mapping[str, Sequence[float]],
                  nested: Mapping[str, Sequence[float]]) -> Clock:
-    """The clock that decides: CPU time where the machine was busy and both rows have it,
-    else wall time."""
+    """The clock that decides: CPU time where the machine was busy and both rows have it."""
     busy = is_busy(waited_share([flat, nested]))
     return CPU if busy and to_compiled(flat, CPU) and to_compiled(nested, CPU) else WALL
 
@@ -146,8 +144,7 @@ TARGET_COMPILE = "target_compile"
 def compile_difference(flat: Mapping[str, Sequence[float]],
                        nested: Mapping[str, Sequence[float]],
                        clock: Clock | None = None) -> Difference:
-    """Nested against flat on each run's trace + lower + compile, by the one rule, the runs
-    whose compile was not cold left out (:func:`~.stats.cold.cold_only`)."""
+    """Nested against flat on each cold run's trace + lower + compile, by the one rule."""
     clock = clock or target_clock(flat, nested)
     return difference(*(to_compiled(cold_only(s, "tpu"), clock) for s in (flat, nested)))
 

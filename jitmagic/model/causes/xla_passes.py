@@ -1,7 +1,5 @@
 """Where XLA spends the compile (``--xla``): one extra profiled cold compile per variant,
-split into its parts, raw seconds. One sample each, so its figures are shares of that
-compile, not a speed comparison between the variants; a figure the profile did not hold
-is None ("not read"), never 0."""
+split into its parts (None: not read, never 0); shares, not a speed comparison."""
 
 from __future__ import annotations
 
@@ -34,8 +32,7 @@ PassTime.FIELDS = (("name", "name", schema.text, schema.REQUIRED),
 
 @dataclass(frozen=True)
 class NamedTime(schema.Saved):
-    """A part of the compile the backend names inside a bigger one, by its key in
-    :mod:`jitmagic.backends.profile`: its seconds, its events, and the biggest one's name."""
+    """A part of the compile the backend names inside a bigger one: seconds, events, biggest."""
 
     key: str
     seconds: float
@@ -51,9 +48,7 @@ NamedTime.FIELDS = (("key", "key", schema.text, schema.REQUIRED),
 
 @dataclass(frozen=True)
 class ProfiledCompile(schema.Saved):
-    """One variant's extra cold compile under JAX's profiler, and its parts, which never
-    overlap (``llvm_s`` is of ``codegen_s``; ``named``: parts the backend names inside
-    those; None: no such event); ``backend`` None: an older report's, read as a CPU's."""
+    """One variant's extra cold compile under JAX's profiler, and its parts (None: no event)."""
 
     compile_s: float
     hlo_passes_s: float | None
@@ -96,9 +91,7 @@ class ProfiledCompile(schema.Saved):
 
 @dataclass(frozen=True)
 class XlaPasses(schema.Saved):
-    """``--xla``: each variant's profiled compile (flat only where nothing was nested,
-    ``same_program``); ``reason``: why nothing was measured; ``noted``: why a variant has
-    none; ``stopped``: why a stop cut it short."""
+    """``--xla``: each variant's profiled compile, and why any was not measured."""
 
     compiles: dict[str, ProfiledCompile] = field(default_factory=dict)
     same_program: bool = False

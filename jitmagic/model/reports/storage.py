@@ -1,8 +1,5 @@
-"""Saved reports: ``--save`` writes a result's JSON, ``jitmagic.load`` reads back the
-record that was saved (a comparison, a sweep, a ``Lines`` table, a ledger), equal to it.
-Loading trusts nothing: every failure is a ``ReportSchemaError`` naming the file (and
-the field), and every string is made safe to print. It is also the one door to a diff
-(``jitmagic.diff``, ``jitmagic diff``, the gates) of two records or saved reports."""
+"""Saved reports: ``--save`` writes a record's JSON, ``jitmagic.load`` reads it back
+trusting nothing; and the one door to a diff of two records or saved reports."""
 
 from __future__ import annotations
 
@@ -38,16 +35,13 @@ MAX_READ_S = 10.0
 
 
 def save(c: Comparison | Sweep | Lines | Ledger, path: str | os.PathLike) -> None:
-    """Write ``c.to_dict()`` as JSON (``null`` for numbers not measured or not finite),
-    whole or not at all (:func:`~jitmagic.model.saved.files.write_text`)."""
+    """Write ``c.to_dict()`` as JSON (non-finite numbers as ``null``), whole or not at all."""
     data = json.dumps(_finite(c.to_dict()), indent=1, allow_nan=False)
     files.write_text(path, data)
 
 
 def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
-    """Read a report written by ``--save`` or :func:`save`: ``ReportSchemaError`` naming
-    the file and the schema or field at fault for anything else, ``FileNotFoundError``
-    for a missing file."""
+    """Read a report written by :func:`save`; ``ReportSchemaError`` naming the file else."""
     name = os.fsdecode(os.fspath(path))
     try:
         raw = files.read_bytes(files.expand(path), MAX_BYTES)
@@ -123,8 +117,7 @@ def _describe(value: Any) -> str:
 
 
 def _check_statistics(result: Comparison | Sweep) -> None:
-    """Derive every phase's verdict once: samples no clock could give fail here, naming
-    the phase, not when the report is shown."""
+    """Derive every phase's verdict once: samples no clock could give fail here."""
     points = result.points if isinstance(result, Sweep) else (result,)
     for i, point in enumerate(points):
         for phase in PHASES:
@@ -163,8 +156,7 @@ def loaded(r: Any) -> Any:
 
 
 def as_comparison(r: Any) -> Comparison:
-    """``r`` itself, or the comparison saved at the path ``r``; ``ReportSchemaError`` for
-    any other record, ``FileNotFoundError`` for a missing file."""
+    """``r`` itself, or the comparison saved at the path ``r``."""
     return comparison_only(loaded(r))
 
 
