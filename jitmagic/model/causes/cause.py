@@ -29,6 +29,7 @@ from .constant_arguments import BIG_BYTES
 from .constant_arguments import CAPTURED
 from .constant_arguments import PASSED
 from .constant_arguments import ConstantArguments
+from .constant_arguments import and_list
 from .second_start import SecondStart
 from .second_start import samples
 from .xla_passes import XlaPasses
@@ -256,7 +257,7 @@ def nesting(c: Compared) -> Iterator[Cause]:
         cause = Cause(NAME, NOTHING, maker="nesting", case="costs", of=c)
     if cause.kind == SAVING:
         places = split(cause.seconds, stage_parts(c))[0]
-        cause = replace(cause, name=f"{NAME} (saved in {_and(places)})")
+        cause = replace(cause, name=f"{NAME} (saved in {and_list(places)})")
     yield cause
 
 
@@ -277,11 +278,6 @@ def split(total: float, parts: list[tuple[str, float, str]]) -> tuple[list[str],
     if parts and rest >= SMALL_REST * total:
         places.append(NO_ONE_STAGE)
     return places or [NO_ONE_STAGE], rest
-
-
-def _and(words: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 # --- loops that multiply the program, as ``--lines`` found them ------------------------

@@ -51,10 +51,10 @@ class LiftedConstant(schema.Saved):
 def subject(constants: tuple[LiftedConstant, ...]) -> str:
     """``line 12 captures `BIG` (4.0 MiB)``; for several constants, each with its size."""
     lines = sorted({n for c in constants for n in c.line_numbers})
-    where = ("line " if len(lines) == 1 else "lines ") + _and([str(n) for n in lines]) \
+    where = ("line " if len(lines) == 1 else "lines ") + and_list([str(n) for n in lines]) \
         if lines else "the program"
     verb = "captures" if len(lines) <= 1 else "capture"
-    return f"{where} {verb} {_and([_constant(c) for c in constants])}"
+    return f"{where} {verb} {and_list([_constant(c) for c in constants])}"
 
 
 def _constant(c: LiftedConstant) -> str:
@@ -63,7 +63,8 @@ def _constant(c: LiftedConstant) -> str:
     return f"{what} ({fmt_bytes(c.nbytes)})"
 
 
-def _and(items: list[str]) -> str:
+def and_list(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 

@@ -3,7 +3,6 @@ with JAX's reason, the rows and gate derived, and two ledgers side by side."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -214,15 +213,11 @@ def is_saved_ledger(data: Any) -> bool:
     return isinstance(given, str) and given.startswith("jitmagic.ledger/")
 
 
-_VERSIONED = re.compile(r"jitmagic\.ledger/(\d{1,9})")
-
-
 def check_schema(value: Any) -> None:
     """``ReportSchemaError`` for a ledger schema this jitmagic does not read."""
     if value == SCHEMA:
         return
-    found = _VERSIONED.fullmatch(value) if isinstance(value, str) else None
-    if found and int(found[1]) > int(SCHEMA.rsplit("/", 1)[1]):
+    if schema.newer(value, SCHEMA):
         raise schema.ReportSchemaError(f"written by a newer jitmagic (schema {value!r}): this "
                                        f"jitmagic reads ledgers of schema {SCHEMA!r}; upgrade "
                                        "jitmagic to read it")

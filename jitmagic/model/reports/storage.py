@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from typing import Any
 
 from ..comparison import READABLE
@@ -81,11 +80,6 @@ def _decode(data: Any) -> Comparison | Sweep:
     return Comparison.from_dict(data)
 
 
-_VERSIONED = re.compile(r"jitmagic\.(comparison|sweep)/(\d{1,9})")
-#: The newest version of each schema this jitmagic writes.
-_NEWEST = {"comparison": SCHEMA, "sweep": SWEEP_SCHEMA}
-
-
 def _check_schema(data: Any) -> None:
     """A schema this jitmagic does not read, said plainly (a newer jitmagic's, or else)."""
     given = data.get("schema") if isinstance(data, dict) else None
@@ -95,16 +89,11 @@ def _check_schema(data: Any) -> None:
     sweeps = ", ".join("/" + r.rsplit("/", 1)[1] for r in SWEEP_READABLE)
     reads = (f"this jitmagic writes {SCHEMA!r} and reads {versions} (sweeps: writes "
              f"{SWEEP_SCHEMA!r} and reads {sweeps})")
-    found = _VERSIONED.fullmatch(given) if isinstance(given, str) else None
-    if found and int(found[2]) > _version(_NEWEST[found[1]]):
+    if schema.newer(given, SCHEMA) or schema.newer(given, SWEEP_SCHEMA):
         raise schema.ReportSchemaError(f"written by a newer jitmagic (schema {given!r}): "
                                        f"{reads}; upgrade jitmagic to read it")
     raise schema.ReportSchemaError(f"cannot read a report with schema {_describe(given)}: "
                                    f"{reads}")
-
-
-def _version(name: str) -> int:
-    return int(name.rsplit("/", 1)[1])
 
 
 def _describe(value: Any) -> str:

@@ -52,6 +52,14 @@ def fail(where: str, expected: str, got: Any) -> NoReturn:
     raise ReportSchemaError(f"{where}: expected {expected}, got {_show(got)}")
 
 
+def newer(given: Any, newest: str) -> bool:
+    """Whether ``given`` is a later version of the schema ``newest`` (a newer jitmagic's)."""
+    kind, _, version = newest.rpartition("/")
+    found = re.fullmatch(rf"{re.escape(kind)}/(\d{{1,9}})", given) if isinstance(given, str) \
+        else None
+    return found is not None and int(found[1]) > int(version)
+
+
 def printable(s: str, lines: bool = False) -> str:
     """``s`` with every :data:`UNPRINTABLE_IN_A_LINE` character (``lines``: every
     :data:`UNPRINTABLE` one, newlines kept) written as its escape (``\\x1b``): safe to
