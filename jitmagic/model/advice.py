@@ -1,5 +1,4 @@
-"""The advice record (``--advise``): helpers ranked by the cold start each saves when
-nested alone (:mod:`jitmagic.measure.parts.advice` gives the method)."""
+"""The advice record (``--advise``): helpers ranked by the cold start each saves nested alone."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The report of flat against nested jit: every sample kept, statistics derived, so a
-saved report (docs/report-format.md) re-reads as it was measured."""
+"""The report of flat against nested jit: every sample kept, statistics derived."""
 
 from __future__ import annotations
 

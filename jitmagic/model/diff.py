@@ -263,8 +263,7 @@ class Diff(Shown):
 
 
 def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:
-    """NEW against OLD, per variant and phase, by the one rule; another entry's report is
-    refused unless ``force``."""
+    """NEW against OLD by the one rule; another entry's report is refused unless ``force``."""
     a, b = comparison_only(old), comparison_only(new)
     if a.entry != b.entry and not force:
         raise ReportSchemaError(f"OLD measured `{a.entry}` and NEW `{b.entry}`: a diff "
@@ -316,8 +315,7 @@ def judged_samples(old: Comparison, new: Comparison, variant: str,
 
 
 def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> Clock:
-    """CPU time where either report was measured on a busy machine (wall time there moves
-    with the load) and both have it for every run; else wall time."""
+    """CPU time where either report was busy and both have it for every run; else wall."""
     if not (old.busy or new.busy):
         return WALL
     rows = (old.variants[variant].samples, new.variants[variant].samples)

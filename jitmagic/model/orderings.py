@@ -1,5 +1,4 @@
-"""The orderings record (``--vmap``): ``jit(vmap(f))`` against ``vmap(jit(f))`` and two
-references, raw samples per ordering, statistics derived."""
+"""The orderings record (``--vmap``): ``jit(vmap(f))`` against ``vmap(jit(f))`` and references."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Where a running measurement is (:class:`Progress`, emitted between timed intervals,
-drawn by the front ends), and how a child process measuring ended (:data:`ChildEnd`)."""
+"""Where a running measurement is (:class:`Progress`), and how a measuring child ended."""
 
 from __future__ import annotations
 

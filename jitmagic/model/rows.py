@@ -1,12 +1,5 @@
-"""One measured row, a flat or nested variant or one ``--vmap`` ordering: every raw
-sample per key, medians and spreads derived. Under ``jax.distributed`` a step waits for
-the slowest process, so a variant's samples are the slowest's, run by run (:func:`slowest`;
-``VariantResult.per_process`` keeps every process's own).
-
-How a record's outputs compared (``docs/outputs.md``), the fields a comparison and its
-orderings share: ``outputs_kind`` is "exact", "rounding" (within the rounding of
-``outputs_dtype``, the largest difference at ``outputs_leaf``), "mismatch" (the first
-leaf that differs), "uncompared" or None (nothing compared, or an older report)."""
+"""One measured row, a flat or nested variant or one ``--vmap`` ordering: every raw sample
+per key, medians and spreads derived; and how a record's outputs compared (docs/outputs.md)."""
 
 from __future__ import annotations
 
@@ -71,9 +64,7 @@ Samples = dict[str, list[float]]
 
 
 def slowest(per_process: Sequence[Samples]) -> Samples:
-    """The slowest process's samples, run by run: each cold run's keys all from the process
-    whose first call took longest (so they still add up to it), any other key the largest
-    sample of each run; only runs every process has are merged."""
+    """The slowest process's samples, run by run (a cold run's keys all from the slowest one)."""
     if not per_process:
         return {}
     keys = dict.fromkeys(k for p in per_process for k in p)
@@ -193,8 +184,7 @@ class Row:
 
 @dataclass(frozen=True, kw_only=True)
 class ProgramFigures:
-    """What a variant's program is, beyond the sizes every row has: counts read untimed
-    from its cold run (None: not read, or an older report)."""
+    """What a variant's program is, read untimed from its cold run (None: not read)."""
 
     #: Top-level equations only; ``jaxpr_eqns`` also counts each distinct sub-jaxpr once.
     jaxpr_eqns_top: int | None = None
@@ -253,9 +243,7 @@ class VariantResult(Row, ProgramFigures):
     notes = said_in("noted")
 
     def first_call_parts(self) -> dict[str, float]:
-        """The median first call in parts that add up to it: the stages and the rest
-        (``"rest_s"``) of the run whose first call is the median (the two middle runs
-        averaged); from a separate staged run, the stages' own medians and no rest."""
+        """The median first call's stages and ``rest_s``, which add up to it (staged: medians)."""
         if self.stages_from != FROM_EVENTS:
             return {p: self.median(p) for p in STAGE_PHASES}
         keys = (*STAGE_PHASES, "first_call_s")  # a stopped run may lack the later keys

@@ -1,6 +1,5 @@
-"""``--target TOPOLOGY``: a comparison compiled for a TPU this machine lacks (its stages
-timed on this host, no first call). This record, in the comparison's ``env`` under
-:data:`TARGET`, holds the topology, host, placement and each variant's memory."""
+"""``--target TOPOLOGY``: a comparison compiled for a TPU this machine lacks (no first call),
+held in the comparison's ``env`` under :data:`TARGET`."""
 
 from __future__ import annotations
 

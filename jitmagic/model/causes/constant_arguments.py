@@ -84,8 +84,7 @@ LiftedConstant.FIELDS = (
 
 @dataclass(frozen=True)
 class ConstantVariant(schema.Saved):
-    """One variant measured both ways: the constants passed, each form's raw samples and
-    programs."""
+    """One variant measured both ways: the constants passed, each form's samples and program."""
 
     variant: str
     constants: tuple[LiftedConstant, ...]

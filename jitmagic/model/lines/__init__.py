@@ -119,8 +119,7 @@ class LineTable:
         return max(x.first_line for x in held) if held else None
 
     def python_loop(self) -> tuple[LineRow, float] | None:
-        """A Python loop's line that builds :data:`LOOP_SHARE` or more of the program, and
-        that share (None: none)."""
+        """The Python loop line that builds :data:`LOOP_SHARE` of the program, and that share."""
         total = self.total_eqns
         if not total:
             return None

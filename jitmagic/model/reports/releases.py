@@ -1,5 +1,4 @@
-"""One cell measured under several JAX releases (``--jax 0.9.0,0.10.2``): what each gave,
-and the diffs between consecutive measured ones."""
+"""One cell measured under several JAX releases (``--jax 0.9.0,0.10.2``), and their diffs."""
 
 from __future__ import annotations
 

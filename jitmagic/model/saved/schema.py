@@ -1,8 +1,5 @@
 """Reading a report someone else wrote: every field checked against a *kind*, a function
-``(value, where) -> value`` that returns the value as the record keeps it or raises
-:class:`ReportSchemaError` naming the field (``variants.flat.execute_loops: expected a
-count, got 'x'``). Records list their fields as ``(json key, attribute, kind, default)``
-rows (:class:`Saved`): one table both writes and reads them."""
+``(value, where) -> value`` that raises :class:`ReportSchemaError` naming the field."""
 
 from __future__ import annotations
 
@@ -61,9 +58,8 @@ def newer(given: Any, newest: str) -> bool:
 
 
 def printable(s: str, lines: bool = False) -> str:
-    """``s`` with every :data:`UNPRINTABLE_IN_A_LINE` character (``lines``: every
-    :data:`UNPRINTABLE` one, newlines kept) written as its escape (``\\x1b``): safe to
-    print to a terminal, draw, or encode as UTF-8."""
+    """``s`` with every :data:`UNPRINTABLE_IN_A_LINE` character (``lines``: newlines kept)
+    written as its escape (``\\x1b``)."""
     found = UNPRINTABLE if lines else UNPRINTABLE_IN_A_LINE
     if not found.search(s):
         return s
@@ -81,8 +77,7 @@ def needs_printable(json_text: str) -> bool:
 
 
 def printable_tree(value: Any) -> Any:
-    """A decoded JSON document with every string in it, keys too, made :func:`printable`:
-    the one place where a report from someone else is made safe to show."""
+    """A decoded JSON document with every string in it, keys too, made :func:`printable`."""
     if isinstance(value, str):
         return printable(value, lines=True)  # each shown as one line where it is shown
     if isinstance(value, list):
@@ -243,8 +238,7 @@ Field = tuple[str, str, Kind | None, Any]
 
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Within this block, :func:`fields` fails once ``seconds`` have passed: a report built
-    to be slow to read is refused, not read for minutes."""
+    """Within this block, :func:`fields` fails once ``seconds`` have passed."""
     token = _DEADLINE.set(time.monotonic() + seconds)
     try:
         yield
@@ -260,9 +254,8 @@ def _check_time(where: str) -> None:
 
 
 def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
-    """``{attribute: decoded value}`` for each ``(key, attribute, kind, default)`` row: a
-    missing key takes its default (fails if :data:`REQUIRED`); a row of kind None is
-    written only (derived again, never read back)."""
+    """``{attribute: decoded value}`` for each ``(key, attribute, kind, default)`` row (kind
+    None: written only)."""
     obj(d, where)
     _check_time(where)
     out = {}
@@ -280,8 +273,7 @@ def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
 
 
 def encode(value: Any) -> Any:
-    """A record's value as JSON writes it: tuples as lists, dicts copied, NaN as null,
-    records as their ``to_dict()`` (or ``to_list()``, one saved as a row)."""
+    """A record's value as JSON writes it (NaN as null, records by ``to_dict``/``to_list``)."""
     if isinstance(value, tuple | list):
         return [encode(x) for x in value]
     if isinstance(value, dict):
@@ -306,9 +298,7 @@ def written(record: Any) -> dict[str, Any]:
 
 
 class Saved:
-    """A record saved as its :attr:`FIELDS` table says, each row's attribute under its
-    key; :attr:`WHERE` names it in messages; the keys in :attr:`SPARSE` are written only
-    where they differ from their default (as reports before them were)."""
+    """A record saved as its :attr:`FIELDS` table says (:attr:`SPARSE`: only off default)."""
 
     __slots__ = ()
     FIELDS: ClassVar[tuple[Field, ...]] = ()

@@ -55,8 +55,7 @@ def cold_only(samples: Mapping[str, Sequence[float]],
 
 def warm_extra(compile_s: float, samples: Mapping[str, Sequence[float]],
                platform: str | None) -> bool:
-    """Whether an extra compile after the runs (``--xla``'s) was not cold (as :func:`warm_runs`
-    on wall time)."""
+    """Whether an extra compile after the runs (``--xla``'s) was not cold, on wall time."""
     if platform is None or not backends.named(platform).keeps_work:
         return False
     wall = on(samples, COMPILE, WALL)

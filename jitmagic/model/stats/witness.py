@@ -72,8 +72,7 @@ def loads_differ(old: float | None, new: float | None) -> bool:
 
 
 def clock_for(rows: Sequence[Mapping[str, Sequence[float]]], key: str = FIRST_CALL) -> Clock:
-    """The clock that decides ``key`` between ``rows``: CPU where the machine was busy
-    and every row has as many CPU samples of ``key`` as wall samples, else wall."""
+    """CPU where the machine was busy and every row has CPU samples of ``key``, else wall."""
     if not is_busy(waited_share(rows)):
         return WALL
     return CPU if all(has_cpu(r, key) for r in rows) else WALL
