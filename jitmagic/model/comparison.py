@@ -57,8 +57,7 @@ from .target import target_clock
 from .target import target_of
 
 SCHEMA = "jitmagic.comparison/6"
-#: Schemas ``from_dict`` reads (a key an older one lacks reads as not measured); /5 and
-#: older saved warnings and notes as sentences, which load and show as they were.
+#: Schemas ``from_dict`` reads (a key an older one lacks reads as not measured).
 READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", "jitmagic.comparison/3",
             "jitmagic.comparison/4", "jitmagic.comparison/5", SCHEMA)
 PROVENANCE = ("source", "file", "options", "created")

@@ -40,8 +40,7 @@ from .stats.witness import waited_share
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
-#: The figures of a variant that move only with the code, compared exactly where both
-#: reports hold them: :data:`~.rows.STRUCTURE` but the top-level equations.
+#: The figures compared exactly: :data:`~.rows.STRUCTURE` but the top-level equations.
 STRUCTURE = tuple(key for key in ROW_STRUCTURE if key != "jaxpr_eqns_top")
 #: A structure figure of NEW against OLD's (not recorded in both: one report lacks it).
 FigureKind = Literal["larger", "smaller", "same", "not recorded in both"]

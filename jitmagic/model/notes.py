@@ -210,10 +210,7 @@ class Warned(Note):
     }
 
 
-#: The fields of the first leaf where two outputs differ (``path`` dotted): ``structure``
-#: where the structures differ there ("shape", "node"), else None and the largest
-#: difference ``worst``; ``others``: how many other leaves differ. Each tuple: the
-#: reference's side, then the other's.
+#: The fields of the first leaf where two outputs differ; each tuple: reference, then other.
 _LEAF = ("path:str structure:structure? worst:float nonfinite:bool others:int nodes:str* "
          "dtypes:str* shapes:shape* statics:str*")
 

@@ -33,8 +33,7 @@ REFERENCE = "jit(vmap(f))"
 SAMPLE_KEYS = ORDERING_KEYS
 #: What the orderings' verdict is on: the time per call.
 EXECUTE = "execute_s"
-#: The orderings called through one jit, as the reference is: where one compiles to the
-#: reference's program, they do the same work per call.
+#: The orderings called through one jit, as the reference is.
 ONE_JIT = ("jit(vmap(jit(f)))",)
 
 

@@ -51,8 +51,7 @@ class Part:
         return tuple(f"--{o.replace('_', '-')}" for o in self.asked_by)
 
 
-#: Every part, in the order measured: orderings first (their batch is checked before
-#: anything is timed), the per-line tables last.
+#: Every part, in the order measured: orderings first, the per-line tables last.
 PARTS: tuple[Part, ...] = (
     Part("orderings", "orderings", ("vmap",), Orderings.from_dict, shown=5),
     Part("attribution", "attribution", ("attribute", "advise"), Attribution.from_dict, shown=6),

@@ -39,8 +39,7 @@ class Progress:
 Draw = Callable[[Progress], None]
 
 
-#: A fatal line of Abseil's or glog's log (``F1206 07:08:23.212953 5415 target.cc:1735]
-#: Check failed: ...``).
+#: A fatal line of Abseil's or glog's log (``F1206 07:08:23.212953 5415 target.cc:1735]``).
 _FATAL = re.compile(r"^F\d{4} [0-9:.]+\s+\d+ [^\]]+\] (?P<said>.+)$")
 
 

@@ -30,8 +30,7 @@ PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
 COLD_PHASES = PHASES[:4]
 #: The stages of a first call that JAX's own clock times inside it.
 STAGE_PHASES = PHASES[:3]
-#: Where a variant's stage seconds came from: JAX's events inside the cold first call (then
-#: they add up to it), or a separate staged run (reports before /3).
+#: Where a variant's stage seconds came from: events inside the first call, or a staged run.
 FROM_EVENTS, FROM_STAGED = "events", "staged"
 VARIANTS = ("flat", "nested")
 #: The CPU seconds beside each phase.
@@ -54,8 +53,7 @@ _TAIL: tuple[schema.Field, ...] = (
 COMPILED_WORK = ("compiled_ops", "compiled_flops", "compiled_bytes_accessed",
                  "compiled_temp_bytes", "compiled_peak_bytes", "constants", "constant_bytes")
 
-#: The structure figures of a variant: counts that move only when the program changes
-#: (shown in the phase table, diffed exactly by ``jitmagic diff``).
+#: The structure figures of a variant: counts that move only when the program changes.
 STRUCTURE = ("jaxpr_eqns", "jaxpr_eqns_top", "nested_calls", "library_calls",
              "stablehlo_bytes", "stablehlo_calls", "compiled_calls", *COMPILED_WORK)
 

@@ -34,8 +34,7 @@ from .stats.witness import on
 from .stats.witness import waited_share
 
 SCHEMA = "jitmagic.sweep/3"
-#: The sweep schemas ``from_dict`` reads: /1 kept the provenance on every point; /2 saved
-#: its warnings as sentences.
+#: The sweep schemas ``from_dict`` reads (/1 kept the provenance on every point).
 SWEEP_READABLE = ("jitmagic.sweep/1", "jitmagic.sweep/2", SCHEMA)
 
 

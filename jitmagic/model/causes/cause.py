@@ -280,9 +280,8 @@ def split(total: float, parts: list[tuple[str, float, str]]) -> tuple[list[str],
     return places or [NO_ONE_STAGE], rest
 
 
-# --- loops that multiply the program, as ``--lines`` found them ------------------------
-# Neither rewrite can be measured (jitmagic does not rewrite the user's loops): each is
-# listed among what was not measured, with the share of the program it builds.
+# --- loops that multiply the program, as ``--lines`` found them: never rewritten, so never
+# measured -----------------------------------------------------------------------------
 
 
 def is_rewrite(x: Cause) -> bool:

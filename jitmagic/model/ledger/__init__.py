@@ -48,8 +48,7 @@ class Stale(schema.Saved):
     #: ``file:line`` where the function reads it, and where the function was defined.
     line: str | None = None
     defined_at: str | None = None
-    #: The user's function, called from the jitted one, that reads it (None: the jitted
-    #: one), and the input types of the compiled version that holds the old value.
+    #: The user's function that reads it (None: the jitted one), and the inputs' types.
     helper: str | None = None
     inputs: str | None = None
 

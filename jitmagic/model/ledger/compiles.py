@@ -35,8 +35,7 @@ AGAIN = tuple(k for k in KINDS if k != FIRST)
 STAGES = ("trace_s", "lower_s", "compile_s")
 #: Other differences kept per compile, beside the first (JAX names every one).
 MAX_ALSO = 16
-#: Misses JAX explains before the watch turns its explanations off (explaining a miss
-#: compares it with every earlier one).
+#: Misses JAX explains before the watch turns its (costly) explanations off.
 MAX_EXPLAINED = 300
 
 
@@ -49,8 +48,7 @@ class Noted(StrEnum):
     REUSED_TRACE = "reused trace"
     #: JAX had never seen the function object, though one of its name compiled before.
     CLEARED_OR_NEW = "cleared or new"
-    #: jitmagic's own measuring (a ``jitmagic.compare()`` in the run) cleared JAX's
-    #: caches: the next compile counts against no gate.
+    #: jitmagic's own measuring cleared JAX's caches: the next compile counts against no gate.
     CLEARED_BY_JITMAGIC = "cleared by jitmagic"
 
 

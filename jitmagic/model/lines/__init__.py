@@ -30,8 +30,7 @@ __all__ = ["READABLE", "SCHEMA", "FunctionSpan", "LineRow", "LineTable", "Lines"
 SCHEMA = "jitmagic.lines/2"
 #: The schemas :meth:`Lines.from_dict` reads (/1 saved each table's notes as sentences).
 READABLE = ("jitmagic.lines/1", SCHEMA)
-#: A line that ran at least this many times per call of its function while
-#: tracing, and built at least ``LOOP_SHARE`` of the program, is an unrolled loop.
+#: A line run this often per call while tracing, building ``LOOP_SHARE``, is an unrolled loop.
 LOOP_HITS_PER_CALL = 8
 LOOP_SHARE = 0.5
 #: A helper traced at least twice whose lines own this share of the program.
@@ -54,8 +53,7 @@ class LineTable:
     labels: dict[str, str] = field(default_factory=dict, compare=False)
     #: (count, bytes) of every array constant the program reads; None: not counted.
     constants: tuple[int, int] | None = None
-    #: The JAX loops the program holds, by the user line that calls each (empty: none, or
-    #: not counted).
+    #: The JAX loops the program holds, by the user line that calls each.
     loop_calls: tuple[LoopCall, ...] = ()
 
     notes = said_in("noted")
@@ -131,8 +129,7 @@ class LineTable:
         else:  # no hits: a line inside a Python loop of the source
             def looped(r: LineRow) -> bool:
                 return any(loop.holds(r) for loop in self.loops) and r.key not in calls
-        # The line that itself builds the program is the loop to rewrite; a loop whose
-        # body only calls a helper is found by its inclusive count (less JAX loops' bodies).
+        # The line that builds the program itself, else one that calls a helper that does.
         for built in (lambda r: r.eqns_own, lambda r: r.unrolled_eqns):
             loops = [r for r in self.rows if built(r) >= LOOP_SHARE * total and looped(r)]
             if loops:

@@ -20,8 +20,7 @@ class LineRow(schema.Saved):
     eqns_inclusive: int = 0
     hlo_ops: int = 0
     trace_s: float | None = 0.0
-    #: Array constants captured from Python that the line's equations, or those of what it
-    #: calls, read, and their bytes (``_own``: its own equations'); None: not counted.
+    #: Array constants the line (``_own``: its own equations) reads, and their bytes.
     consts: int | None = None
     const_bytes: int | None = None
     const_bytes_own: int | None = None

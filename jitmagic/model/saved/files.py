@@ -54,8 +54,7 @@ def check_target(path: str | os.PathLike) -> Path:
     return target
 
 
-#: Folders of the system's own files (``/dev/stdout`` is a regular file when the output
-#: is redirected to one).
+#: Folders of the system's own files (``/dev/stdout`` can be a regular file).
 SPECIAL = (Path("/dev"), Path("/proc"), Path("/sys"))
 
 

@@ -27,12 +27,10 @@ class Clock(StrEnum):
 
 
 WALL, CPU = Clock.WALL, Clock.CPU
-#: Cold runs whose threads waited for a CPU this share of the time they were ready to run
-#: or more ran on a busy machine (docs/significance.md).
+#: Cold runs that waited for a CPU this share of their time or more ran on a busy machine.
 BUSY_SHARE = 0.1
 FIRST_CALL, WAIT = "first_call_s", "wait_s"
-#: How busy the machine was during each cold first call: this process's wait for a CPU,
-#: the machine's CPU pressure stall (PSI "some"), the load average at its end.
+#: How busy the machine was in each cold first call: the wait, PSI "some", the load average.
 CONTENTION_KEYS = (WAIT, "pressure_s", "load")
 
 
@@ -90,8 +88,7 @@ def on(samples: Mapping[str, Sequence[float]], key: str, clock: Clock) -> list[f
     return list(samples.get(cpu_key(key) if clock is CPU else key, ()))
 
 
-#: CPU-time samples are judged only where each side's median is this many of the CPU
-#: clock's ticks or more (a sample is off by up to a tick).
+#: CPU-time samples are judged only where each side's median is this many ticks or more.
 RESOLVED_TICKS = 10
 
 
