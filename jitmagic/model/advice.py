@@ -71,8 +71,7 @@ class Advice(Shown, schema.Saved):
         ("repeat", "runs", schema.count, schema.REQUIRED),
         ("wall_s", "wall_s", schema.seconds, schema.REQUIRED),
         ("stopped", "stopped", schema.optional(schema.text), None),
-        ("recommended_kind", "recommended_kind", schema.optional(schema.text), None),
-        ("all_nested_kind", "all_nested_kind", schema.optional(schema.text), None),
+        *schema.same(schema.optional(schema.text), None, "recommended_kind", "all_nested_kind"),
         ("everything", "everything", schema.items(schema.text), ()),
         ("clock", "clock", lambda v, at: Clock(schema.one_of(WALL, CPU)(v, at)), WALL),
     )

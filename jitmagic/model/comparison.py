@@ -300,7 +300,7 @@ Comparison.FIELDS = (
     ("repeats_ended", "repeats_ended", schema.optional(schema.text), None),
     ("budget_s", "budget_s", schema.number_or_nan, math.nan),
     ("same_compiled", "same_compiled", schema.optional(schema.flag), None),
-    *((key, key, schema.optional(schema.text), None) for key in PROVENANCE),
+    *schema.same(schema.optional(schema.text), None, *PROVENANCE),
     ("verdict", "verdict", None, None),  # derived again when read, as the causes are
     ("why", "why", None, None),
     ("why_clock", "why_clock", None, None),

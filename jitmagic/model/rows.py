@@ -40,9 +40,8 @@ ORDERING_KEYS = ("first_call_s", "execute_s", "compile_event_s")
 
 _COMMON: tuple[schema.Field, ...] = (
     ("execute_loops", "execute_loops", schema.count, 0),
-    ("jaxpr_eqns", "jaxpr_eqns", schema.optional(schema.count), None),
-    ("nested_calls", "nested_calls", schema.optional(schema.count), None),
-    ("stablehlo_bytes", "stablehlo_bytes", schema.optional(schema.count), None),
+    *schema.same(schema.optional(schema.count), None, "jaxpr_eqns", "nested_calls",
+                 "stablehlo_bytes"),
 )
 _TAIL: tuple[schema.Field, ...] = (
     ("jaxpr", "jaxpr_text", schema.text, ""),
@@ -224,8 +223,8 @@ class VariantResult(Row, ProgramFigures):
     EXTRA_KEYS = (*CPU_PHASES, *CONTENTION_KEYS)
     MEDIANS = tuple((p, p) for p in PHASES)
     FIELDS = (*_COMMON,
-              *((key, key, schema.optional(schema.count), None) for key in (
-                  "stablehlo_calls", "compiled_calls", "jaxpr_eqns_top", "library_calls")),
+              *schema.same(schema.optional(schema.count), None, "stablehlo_calls",
+                           "compiled_calls", "jaxpr_eqns_top", "library_calls"),
               ("helpers", "helpers", schema.items(schema.text), ()),
               *_TAIL,
               ("notes", "noted", read_notes, ()),
@@ -233,7 +232,7 @@ class VariantResult(Row, ProgramFigures):
               ("helper_calls", "helper_calls", schema.mapping(schema.count), {}),
               ("own_jit", "own_jit", schema.items(schema.text), ()),
               ("stages_from", "stages_from", schema.optional(schema.text), None),
-              *((key, key, schema.optional(schema.count), None) for key in COMPILED_WORK),
+              *schema.same(schema.optional(schema.count), None, *COMPILED_WORK),
               ("per_process", "per_process", read_per_process, ()))
 
     SPARSE = frozenset({"per_process", "own_jit", "library_calls", *COMPILED_WORK})

@@ -149,7 +149,7 @@ _FIELDS = (
     ("stopped", "stopped", schema.optional(schema.text), None),
 )
 _TOP_FIELDS = (("warnings", "warned", read_notes, ()),
-               *((key, key, schema.optional(schema.text), None) for key in PROVENANCE))
+               *schema.same(schema.optional(schema.text), None, *PROVENANCE))
 
 
 def log_scale(values: Sequence[Any]) -> bool:

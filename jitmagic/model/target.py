@@ -43,8 +43,8 @@ class Memory(schema.Saved):
     temp_bytes: int = 0
     code_bytes: int = 0
 
-    FIELDS = tuple((k, k, schema.count, 0) for k in (
-        "argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "code_bytes"))
+    FIELDS = schema.same(schema.count, 0, "argument_bytes", "output_bytes", "alias_bytes",
+                         "temp_bytes", "code_bytes")
 
     @property
     def total_bytes(self) -> int:
@@ -63,10 +63,9 @@ class EffortRow(schema.Saved):
     compile_cpu_s: tuple[float, ...] = ()
     error: str | None = None
 
-    FIELDS = (("name", "name", schema.text, schema.REQUIRED),
-              ("line", "line", schema.text, schema.REQUIRED),
-              ("compile_s", "compile_s", schema.items(schema.seconds), schema.REQUIRED),
-              ("compile_cpu_s", "compile_cpu_s", schema.items(schema.seconds), schema.REQUIRED),
+    FIELDS = (*schema.same(schema.text, schema.REQUIRED, "name", "line"),
+              *schema.same(schema.items(schema.seconds), schema.REQUIRED, "compile_s",
+                           "compile_cpu_s"),
               ("error", "error", schema.optional(schema.text), None))
 
     @property
@@ -96,9 +95,7 @@ class TargetCompile(schema.Saved):
     WHERE = TARGET
     FIELDS = (("topology", "topology", schema.text, schema.REQUIRED),
               ("devices", "devices", schema.count, schema.REQUIRED),
-              ("device_kind", "device_kind", schema.text, schema.REQUIRED),
-              ("host", "host", schema.text, schema.REQUIRED),
-              ("placement", "placement", schema.text, schema.REQUIRED),
+              *schema.same(schema.text, schema.REQUIRED, "device_kind", "host", "placement"),
               ("hbm_bytes", "hbm_bytes", schema.optional(schema.count), None),
               ("libtpu", "libtpu", schema.text, ""),
               ("memory", "memory", schema.mapping(Memory.from_dict), {}),

@@ -52,9 +52,8 @@ class Start(schema.Saved):
     FIELDS = (("seconds", "seconds", schema.seconds, schema.REQUIRED),
               ("cpu_s", "cpu_s", schema.optional(schema.seconds), None),
               ("wait_s", "wait_s", schema.optional(schema.seconds), None),
-              ("hits", "hits", schema.count, 0),
-              ("misses", "misses", schema.count, 0),
-              *((k, k, schema.optional(schema.seconds), None) for k in STAGES))
+              *schema.same(schema.count, 0, "hits", "misses"),
+              *schema.same(schema.optional(schema.seconds), None, *STAGES))
 
 
 Starts = tuple[Start, ...]

@@ -128,12 +128,8 @@ class XlaPasses(schema.Saved):
 ProfiledCompile.FIELDS = (
     ("compile_s", "compile_s", schema.positive_seconds, schema.REQUIRED),
     ("backend", "backend", schema.optional(schema.text), None),
-    ("before_passes_s", "before_passes_s", schema.optional(schema.seconds), None),
-    ("serialize_s", "serialize_s", schema.optional(schema.seconds), None),
-    ("deserialize_s", "deserialize_s", schema.optional(schema.seconds), None),
-    ("hlo_passes_s", "hlo_passes_s", schema.optional(schema.seconds), None),
-    ("codegen_s", "codegen_s", schema.optional(schema.seconds), None),
-    ("llvm_s", "llvm_s", schema.optional(schema.seconds), None),
+    *schema.same(schema.optional(schema.seconds), None, "before_passes_s", "serialize_s",
+                 "deserialize_s", "hlo_passes_s", "codegen_s", "llvm_s"),
     ("passes", "passes", schema.items(PassTime.from_dict), ()),
     ("named", "named", schema.items(NamedTime.from_dict), ()),
 )
@@ -142,7 +138,6 @@ XlaPasses.SPARSE = frozenset({"reason", "stopped", "notes"})
 XlaPasses.FIELDS = (
     ("compiles", "compiles", schema.mapping(ProfiledCompile.from_dict), schema.REQUIRED),
     ("same_program", "same_program", schema.flag, False),
-    ("reason", "reason", schema.optional(schema.text), None),
-    ("stopped", "stopped", schema.optional(schema.text), None),
+    *schema.same(schema.optional(schema.text), None, "reason", "stopped"),
     ("notes", "noted", schema.mapping(read_noted), {}),
 )

@@ -52,10 +52,8 @@ class Stale(schema.Saved):
     helper: str | None = None
     inputs: str | None = None
 
-    FIELDS = (*((key, key, text, schema.REQUIRED) for key in ("function", "name", "scope", "traced",
-                                                         "now")),
-              *((key, key, maybe_text, None) for key in ("line", "defined_at", "helper",
-                                                          "inputs")))
+    FIELDS = (*schema.same(text, schema.REQUIRED, "function", "name", "scope", "traced", "now"),
+              *schema.same(maybe_text, None, "line", "defined_at", "helper", "inputs"))
 
 
 @dataclass(frozen=True, slots=True)

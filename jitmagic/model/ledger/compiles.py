@@ -91,7 +91,7 @@ class Change(schema.Saved):
     after: str | None = None
 
     FIELDS = (("kind", "kind", _kind, schema.REQUIRED),
-              *((k, k, maybe_text, None) for k in ("argument", "before", "after")))
+              *schema.same(maybe_text, None, "argument", "before", "after"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +139,7 @@ class Compile(schema.Saved):
 
     FIELDS = (("function", "function", text, schema.REQUIRED),
               ("reason", "reason", Reason.from_dict, schema.REQUIRED),
-              *((k, k, maybe_text, None) for k in ("defined_at", "call_site", "call_text")),
+              *schema.same(maybe_text, None, "defined_at", "call_site", "call_text"),
               ("thread", "thread", text, "MainThread"),
               ("in_run", "in_run", schema.flag, True),
               ("eager", "eager", schema.flag, False),

@@ -48,14 +48,10 @@ LineRow.FIELDS = (
     ("line", "line", schema.count, schema.REQUIRED),
     ("text", "text", schema.text, ""),
     ("hits", "hits", schema.optional(schema.count), None),
-    ("eqns_own", "eqns_own", schema.count, 0),
-    ("eqns_inclusive", "eqns_inclusive", schema.count, 0),
-    ("hlo_ops", "hlo_ops", schema.count, 0),
+    *schema.same(schema.count, 0, "eqns_own", "eqns_inclusive", "hlo_ops"),
     ("trace_s", "trace_s", schema.optional(schema.seconds), None),
-    ("consts", "consts", schema.optional(schema.count), None),
-    ("const_bytes", "const_bytes", schema.optional(schema.count), None),
-    ("const_bytes_own", "const_bytes_own", schema.optional(schema.count), None),
-    ("eqns_in_loops", "eqns_in_loops", schema.optional(schema.count), None),
+    *schema.same(schema.optional(schema.count), None, "consts", "const_bytes",
+                 "const_bytes_own", "eqns_in_loops"),
 )
 LineRow.SPARSE = frozenset({"eqns_in_loops"})
 
@@ -85,10 +81,8 @@ class FunctionSpan(schema.Saved):
 FunctionSpan.WHERE = "function"
 FunctionSpan.SPARSE = frozenset({"helper", "in_program"})
 FunctionSpan.FIELDS = (
-    ("name", "name", schema.text, schema.REQUIRED),
-    ("file", "file", schema.text, schema.REQUIRED),
-    ("first_line", "first_line", schema.count, schema.REQUIRED),
-    ("last_line", "last_line", schema.count, schema.REQUIRED),
+    *schema.same(schema.text, schema.REQUIRED, "name", "file"),
+    *schema.same(schema.count, schema.REQUIRED, "first_line", "last_line"),
     ("calls", "calls", schema.optional(schema.count), None),
     ("helper", "helper", schema.text, ""),
     ("in_program", "in_program", schema.flag, False),

@@ -236,6 +236,11 @@ def json_value(value: Any, where: str, depth: int = 4) -> Any:
 Field = tuple[str, str, Kind | None, Any]
 
 
+def same(kind: Kind | None, default: Any, *keys: str) -> tuple[Field, ...]:
+    """Rows of ``keys``, each saved under its attribute's own name, of one kind and default."""
+    return tuple((key, key, kind, default) for key in keys)
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
     """Within this block, :func:`fields` fails once ``seconds`` have passed."""
