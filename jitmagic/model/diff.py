@@ -24,6 +24,7 @@ from .saved.schema import encode
 from .saved.schema import facts
 from .shown import Shown
 from .shown import worded
+from .shown import worded_as
 from .stats.rule import SLOWER
 from .stats.rule import Difference
 from .stats.rule import difference
@@ -209,21 +210,12 @@ class Diff(Shown):
         return all(math.isnan(s.new_s) for s in self.stages) and \
             all(f.new is None for f in self.structure)
 
-    def partial_lines(self) -> list[str]:
-        """A line for each side that stopped early (PARTIAL), in words."""
-        return worded("partial lines", self) or []
-
-    def clock_line(self) -> str | None:
-        """Why the stages were judged on CPU time, where any was."""
-        return worded("clock line", self)
-
-    def loads_line(self) -> str | None:
-        """Why the timing stages are not judged, where they are not (:func:`load_apart`)."""
-        return worded("loads line", self)
-
-    def nest_line(self) -> str | None:
-        """Why the nested rows are not judged, where they are not (:func:`nest_apart`)."""
-        return worded("nest line", self)
+    #: In words: each side that stopped early, why the stages were judged on CPU time, why
+    #: the timing stages (:func:`load_apart`) or nested rows (:func:`nest_apart`) are not.
+    partial_lines = worded_as("partial lines", [])
+    clock_line = worded_as("clock line")
+    loads_line = worded_as("loads line")
+    nest_line = worded_as("nest line")
 
     def not_judged_for(self, why: Reason) -> str | None:
         """The first row's reason for not being judged that is ``why`` (None: none)."""
@@ -248,9 +240,7 @@ class Diff(Shown):
         """The structure figures of NEW that are at least ``ratio`` times OLD's."""
         return [s for s in self.structure if s.larger_by(ratio)]
 
-    def undecided(self) -> str:
-        """What a diff with no stage slower or faster says, in words."""
-        return worded("undecided", self) or ""
+    undecided = worded_as("undecided", "")  # what a diff with nothing decided says
 
     def __repr__(self) -> str:
         return self.summary()

@@ -29,6 +29,11 @@ def worded(form: str, record: Any) -> Any:
     return said(record) if said else None
 
 
+def worded_as(form: str, empty: Any = None) -> Any:
+    """A method: what the renderer of ``form`` says of the record (``empty``: nothing)."""
+    return lambda self: worded(form, self) or empty
+
+
 class Shown:
     """Mixin for records that a renderer registered with :func:`register` presents."""
 
