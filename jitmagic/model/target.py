@@ -14,6 +14,7 @@ from .notes import Noted
 from .notes import read_notes
 from .progress import ChildEnd
 from .progress import Said
+from .rows import STAGE_PHASES as STAGES
 from .saved import schema
 from .stats.cold import cold_only
 from .stats.rule import Difference
@@ -25,8 +26,6 @@ from .stats.witness import Clock
 from .stats.witness import is_busy
 from .stats.witness import on
 
-#: The stages a compile for the target is timed in, each run's sum the verdict's figure.
-STAGES = ("trace_s", "lower_s", "compile_s")
 #: The key of the record in a comparison's ``env`` (where its numbers came from).
 TARGET = "target"
 #: How arguments were placed on the topology's devices (:attr:`TargetCompile.placement`).

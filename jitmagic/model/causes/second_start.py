@@ -13,6 +13,8 @@ from typing import get_args
 from ..notes import Noted
 from ..notes import read_notes
 from ..notes import said_in
+from ..rows import STAGE_PHASES as STAGES
+from ..rows import VARIANTS
 from ..saved import schema
 from ..saved.schema import fail
 from ..stats.rule import Difference
@@ -27,10 +29,6 @@ from ..stats.witness import clock_for
 from ..stats.witness import cpu_key
 from ..stats.witness import on
 
-#: The variants a second start measures: flat, and nested where something was nested.
-VARIANTS = ("flat", "nested")
-#: The stages JAX's duration events time inside a first call, by field.
-STAGES = ("trace_s", "lower_s", "compile_s")
 #: JAX's default ``jax_persistent_cache_min_compile_time_secs``.
 DEFAULT_MIN_COMPILE_S = 1.0
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ..rows import STAGE_PHASES as STAGES
 from ..saved import schema
 from ..saved.schema import fail
 
@@ -32,7 +33,6 @@ KINDS = (FIRST, WEAK_TYPE, SHAPE, DTYPE, STATIC, NEW_FUNCTION, PYTREE, CONTEXT, 
          UNEXPLAINED, OTHER, SHARDING, KEYWORD)
 #: The kinds that are compiling *again*: every kind but the first compile.
 AGAIN = tuple(k for k in KINDS if k != FIRST)
-STAGES = ("trace_s", "lower_s", "compile_s")
 #: Other differences kept per compile, beside the first (JAX names every one).
 MAX_ALSO = 16
 #: Misses JAX explains before the watch turns its (costly) explanations off.
@@ -143,7 +143,7 @@ class Compile(schema.Saved):
               ("thread", "thread", text, "MainThread"),
               ("in_run", "in_run", schema.flag, True),
               ("eager", "eager", schema.flag, False),
-              *((stage, stage, maybe_seconds, None) for stage in STAGES),
+              *schema.same(maybe_seconds, None, *STAGES),
               ("at_s", "at_s", seconds_or_zero, 0.0))
 
     @property
