@@ -54,15 +54,14 @@ def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
                                 f"({_short(exc)})") from None
     try:
         clean = schema.printable_tree(data) if schema.needs_printable(text) else data
-        if is_saved_lines(data):
-            with schema.time_limit(MAX_READ_S):
-                return Lines.from_dict(clean)
-        if is_saved_ledger(data):
-            with schema.time_limit(MAX_READ_S):
-                return Ledger.from_dict(clean)
-        _check_schema(data)
         with schema.time_limit(MAX_READ_S):
-            result = _decode(clean)
+            if is_saved_lines(data):
+                return Lines.from_dict(clean)
+            if is_saved_ledger(data):
+                return Ledger.from_dict(clean)
+            _check_schema(data)
+            sweep = data.get("schema") in SWEEP_READABLE or data.get("sweep") is not None
+            result = (Sweep if sweep else Comparison).from_dict(clean)
         _check_statistics(result)
         return result
     except schema.ReportSchemaError as exc:
@@ -71,13 +70,6 @@ def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
             OverflowError) as exc:  # a check this version lacks: still the report's fault
         raise schema.ReportSchemaError(f"{name}: not a report this jitmagic reads "
                                 f"({type(exc).__name__}: {_short(exc)})") from None
-
-
-def _decode(data: Any) -> Comparison | Sweep:
-    if isinstance(data, dict) and (data.get("schema") in SWEEP_READABLE or (
-            data.get("schema") in READABLE and data.get("sweep") is not None)):
-        return Sweep.from_dict(data)
-    return Comparison.from_dict(data)
 
 
 def _check_schema(data: Any) -> None:
