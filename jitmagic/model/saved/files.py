@@ -113,7 +113,9 @@ def _replace(real: str, data: bytes, old: os.stat_result | None) -> None:
             f.flush()
             os.fsync(f.fileno())
         if old is None:
-            os.chmod(tmp, 0o666 & ~_umask())
+            mask = os.umask(0)  # the only way to read it is to set it
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
         else:
             os.chmod(tmp, stat.S_IMODE(old.st_mode))
             with contextlib.suppress(OSError):  # only root may give a file away
@@ -189,9 +191,3 @@ def _too_large(name: str, size: int, limit: int) -> str:
 def _amount(size: int) -> str:
     """``65 MiB`` for whole mebibytes, else the bytes (never rounded to the limit's own)."""
     return f"{size // 2**20} MiB" if size and size % 2**20 == 0 else f"{size:,} bytes"
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
