@@ -1,5 +1,4 @@
-"""The advice record (``--advise``): helpers ranked by the cold start each saves when
-nested alone (:mod:`jitmagic.measure.parts.advice` gives the method)."""
+"""The advice record (``--advise``): helpers ranked by the cold start each saves nested alone."""
 
 from __future__ import annotations
 
@@ -72,8 +71,7 @@ class Advice(Shown, schema.Saved):
         ("repeat", "runs", schema.count, schema.REQUIRED),
         ("wall_s", "wall_s", schema.seconds, schema.REQUIRED),
         ("stopped", "stopped", schema.optional(schema.text), None),
-        ("recommended_kind", "recommended_kind", schema.optional(schema.text), None),
-        ("all_nested_kind", "all_nested_kind", schema.optional(schema.text), None),
+        *schema.same(schema.optional(schema.text), None, "recommended_kind", "all_nested_kind"),
         ("everything", "everything", schema.items(schema.text), ()),
         ("clock", "clock", lambda v, at: Clock(schema.one_of(WALL, CPU)(v, at)), WALL),
     )

@@ -1,5 +1,4 @@
-"""The report of flat against nested jit: every sample kept, statistics derived, so a
-saved report (docs/report-format.md) re-reads as it was measured."""
+"""The report of flat against nested jit: every sample kept, statistics derived."""
 
 from __future__ import annotations
 
@@ -58,8 +57,7 @@ from .target import target_clock
 from .target import target_of
 
 SCHEMA = "jitmagic.comparison/6"
-#: Schemas ``from_dict`` reads (a key an older one lacks reads as not measured); /5 and
-#: older saved warnings and notes as sentences, which load and show as they were.
+#: Schemas ``from_dict`` reads (a key an older one lacks reads as not measured).
 READABLE = ("jitmagic.comparison/1", "jitmagic.comparison/2", "jitmagic.comparison/3",
             "jitmagic.comparison/4", "jitmagic.comparison/5", SCHEMA)
 PROVENANCE = ("source", "file", "options", "created")
@@ -69,9 +67,7 @@ EXECUTE = "execute_s"
 
 @dataclass(frozen=True)
 class Sharding(schema.Saved):
-    """``inputs``: each named-sharded argument's spec, in argument order;
-    ``kept_input_shardings``: per variant, whether its compiled program takes them as
-    they arrived (None: it does not say)."""
+    """Each sharded argument's spec; per variant, whether it kept them (None: not said)."""
 
     inputs: tuple[str, ...]
     kept_input_shardings: dict[str, bool | None]
@@ -117,8 +113,7 @@ class Comparison(Shown, schema.Saved):
     file: str | None = None
     options: str | None = None
     created: str | None = None
-    #: Whether XLA compiled both variants to the same program (optimized HLO equal):
-    #: then an execute ratio is noise or dispatch (None: not compared).
+    #: Whether XLA compiled both variants to the same program (None: not compared).
     same_compiled: bool | None = None
     #: The :class:`~jitmagic.model.diff.Diff` against ``--baseline``; not saved.
     baseline: Any = field(default=None, compare=False, repr=False)
@@ -155,8 +150,7 @@ class Comparison(Shown, schema.Saved):
         return a / b if b and not math.isnan(a) else math.nan
 
     def difference(self, phase: str, clock: Clock | str | None = None) -> Difference:
-        """Nested against flat for a phase, by the one rule (``kind`` "faster": nesting made
-        it faster), on ``clock`` ("wall" or "CPU"; by default :meth:`clock_of`'s)."""
+        """Nested against flat for a phase by the one rule, on ``clock`` (or :meth:`clock_of`)."""
         clock = Clock(clock) if clock else None
         d = self._ruled(phase, clock)
         if self.withheld(phase, clock):
@@ -168,8 +162,7 @@ class Comparison(Shown, schema.Saved):
         return difference(*(on(self.judged(name).samples, phase, clock) for name in VARIANTS))
 
     def judged(self, name: str) -> VariantResult:
-        """Variant ``name`` as the report reads it: its runs, less the cold stages of those
-        that were not cold (:func:`.stats.cold.cold_only`). ``variants`` keeps every run."""
+        """Variant ``name`` less the cold stages of runs that were not cold."""
         v = self.variants[name]
         samples = cold_only(v.samples, self.env.get("backend"))
         return v if samples == v.samples else dataclasses.replace(v, samples=samples)
@@ -179,17 +172,14 @@ class Comparison(Shown, schema.Saved):
         return self.judged(name).to_dict() | {"samples": self.variants[name].to_dict()["samples"]}
 
     def withheld(self, phase: str, clock: Clock | None = None) -> bool:
-        """Whether :meth:`difference` leaves ``phase`` undecided whatever the rule says: a
-        per-call gap between two compilations of one program, not far apart
-        (:func:`.stats.rule.gap_withheld`), or a :meth:`coarse` cold stage."""
+        """Whether :meth:`difference` leaves ``phase`` undecided whatever the rule says."""
         if self.coarse(phase, clock):
             return True
         return phase == EXECUTE and bool(self.same_compiled) and \
             gap_withheld(self._ruled(phase, clock))
 
     def coarse(self, phase: str, clock: Clock | None = None) -> bool:
-        """Whether ``phase``, a cold stage, is read on CPU time in under ten ticks of the
-        process's CPU clock (:func:`.stats.witness.under_ticks`)."""
+        """Whether ``phase``, a cold stage, is read in under ten ticks of the CPU clock."""
         if (clock or self.clock_of(phase)) is not CPU or phase not in COLD_PHASES:
             return False
         return under_ticks((on(self.judged(n).samples, phase, CPU) for n in VARIANTS),
@@ -212,8 +202,7 @@ class Comparison(Shown, schema.Saved):
         return {name: runs for name, runs in found.items() if runs}
 
     def clock_of(self, phase: str) -> Clock:
-        """The clock that decides ``phase``: CPU time on a busy machine, where both variants
-        have it for every run, else wall time (a variant with no runs of it does not count)."""
+        """The clock that decides ``phase`` (:func:`.stats.witness.clock_for`)."""
         rows = [v.samples for v in (self.flat, self.nested) if v.samples.get(phase)]
         return clock_for(rows or [self.flat.samples], phase)
 
@@ -235,8 +224,7 @@ class Comparison(Shown, schema.Saved):
 
     @property
     def verdict(self) -> Verdict:
-        """What nesting did to the first call; with ``--target``, where nothing ran, to each
-        run's compile for the target."""
+        """What nesting did to the first call (with ``--target``: to the compile)."""
         if target_of(self.env) is not None:
             flat = self.flat.samples
             nested = self.nested.samples if "nested" in self.variants else {}
@@ -249,8 +237,7 @@ class Comparison(Shown, schema.Saved):
         return self.summary()
 
     def report(self, verbose: bool = False, width: int | None = None) -> str:
-        """The text report: the answer at a glance (``str(result)``), or with ``verbose`` in
-        full (``-v``); ``width``: the most columns a line of prose takes."""
+        """The text report: at a glance, or in full with ``verbose``."""
         said = renderer("text", self)
         return said(self, verbose=verbose, width=width) if said else self.summary()
 
@@ -276,8 +263,7 @@ class Comparison(Shown, schema.Saved):
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "") -> Comparison:
-        """The comparison saved as ``d``, every field checked (``ReportSchemaError`` naming
-        the schema found, or the first field of the wrong kind)."""
+        """The comparison saved as ``d``, every field checked."""
         given = d.get("schema") if isinstance(d, dict) else None
         if given not in READABLE:
             raise schema.ReportSchemaError(f"{where + ': ' if where else ''}cannot read a report "
@@ -314,7 +300,7 @@ Comparison.FIELDS = (
     ("repeats_ended", "repeats_ended", schema.optional(schema.text), None),
     ("budget_s", "budget_s", schema.number_or_nan, math.nan),
     ("same_compiled", "same_compiled", schema.optional(schema.flag), None),
-    *((key, key, schema.optional(schema.text), None) for key in PROVENANCE),
+    *schema.same(schema.optional(schema.text), None, *PROVENANCE),
     ("verdict", "verdict", None, None),  # derived again when read, as the causes are
     ("why", "why", None, None),
     ("why_clock", "why_clock", None, None),
@@ -326,6 +312,5 @@ def records() -> dict[str, Callable[[Any, str], Any]]:
     return {"sharding": Sharding.from_dict, **{p.name: p.read for p in table.PARTS}}
 
 
-#: The comparison's own fields: a part named like one has its record there, the others in
-#: ``added``.
+#: The comparison's own fields: a part named like one has its record there.
 _OWN_FIELDS = frozenset(f.name for f in dataclasses.fields(Comparison))

@@ -1,7 +1,5 @@
 """A report against a baseline: NEW against OLD per variant and phase by the one rule
-(every ratio NEW over OLD), the program's structure compared exactly. Another machine
-or JAX still compares, with a warning; under materially different loads the timing
-stages are shown, not judged (:func:`load_apart`)."""
+(every ratio NEW over OLD), the structure compared exactly, other machines with a warning."""
 
 from __future__ import annotations
 
@@ -26,6 +24,7 @@ from .saved.schema import encode
 from .saved.schema import facts
 from .shown import Shown
 from .shown import worded
+from .shown import worded_as
 from .stats.rule import SLOWER
 from .stats.rule import Difference
 from .stats.rule import difference
@@ -42,8 +41,7 @@ from .stats.witness import waited_share
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2
-#: The figures of a variant that move only with the code, compared exactly where both
-#: reports hold them: :data:`~.rows.STRUCTURE` but the top-level equations.
+#: The figures compared exactly: :data:`~.rows.STRUCTURE` but the top-level equations.
 STRUCTURE = tuple(key for key in ROW_STRUCTURE if key != "jaxpr_eqns_top")
 #: A structure figure of NEW against OLD's (not recorded in both: one report lacks it).
 FigureKind = Literal["larger", "smaller", "same", "not recorded in both"]
@@ -61,8 +59,7 @@ LOADS_DIFFER, NESTS_DIFFER = get_args(Reason)
 
 @dataclass(frozen=True)
 class Apart:
-    """Why rows are not judged: the loads differ (``old``, ``new``: each side's waited
-    share), or the nested variants nest different helpers (each side's helpers)."""
+    """Why rows are not judged: each side's waited share, or each side's nested helpers."""
 
     reason: Reason
     old: Any
@@ -76,9 +73,7 @@ def _not_judged(apart: Apart | None) -> str | None:
 
 @dataclass(frozen=True)
 class StageDiff:
-    """One phase of one variant, NEW against OLD, as the one rule judged it (``judged``:
-    ``before`` OLD, ``after`` NEW, so its ratio is OLD/NEW), turned round: ``new_over_old``
-    is median(NEW) / median(OLD) (NaN: not measured in one), ``low``/``high`` its interval."""
+    """One phase of one variant as the rule judged OLD/NEW, turned round to NEW over OLD."""
 
     variant: str
     phase: str
@@ -87,8 +82,6 @@ class StageDiff:
     old_s: float = math.nan
     new_s: float = math.nan
     clock: Clock = WALL  # the clock they were judged on (:func:`judged_clock`)
-    #: Why the stage is not judged, None where it is: its ratio is still shown, its kind
-    #: is :data:`NOT_JUDGED`.
     apart: Apart | None = None
 
     not_judged = property(lambda self: _not_judged(self.apart))
@@ -125,9 +118,7 @@ def _inverse(x: float | None) -> float:
 
 @dataclass(frozen=True)
 class StructureDiff:
-    """One structure figure of one variant, NEW against OLD, compared exactly:
-    ``new_over_old`` is NEW / OLD (infinite where OLD was 0 and NEW is not; NaN where
-    one is missing)."""
+    """One structure figure of one variant, NEW against OLD, compared exactly."""
 
     variant: str
     figure: str
@@ -170,8 +161,7 @@ class StructureDiff:
 
 @dataclass(frozen=True)
 class Diff(Shown):
-    """NEW against OLD: one :class:`StageDiff` per variant and phase, and the warnings
-    (another machine, another JAX) that qualify them."""
+    """NEW against OLD: one :class:`StageDiff` per variant and phase, and the warnings."""
 
     old_entry: str
     new_entry: str
@@ -220,25 +210,15 @@ class Diff(Shown):
         return all(math.isnan(s.new_s) for s in self.stages) and \
             all(f.new is None for f in self.structure)
 
-    def partial_lines(self) -> list[str]:
-        """A line for each side that stopped early (PARTIAL), in words."""
-        return worded("partial lines", self) or []
-
-    def clock_line(self) -> str | None:
-        """Why the stages were judged on CPU time, where any was."""
-        return worded("clock line", self)
-
-    def loads_line(self) -> str | None:
-        """Why the timing stages are not judged, where they are not (:func:`load_apart`)."""
-        return worded("loads line", self)
-
-    def nest_line(self) -> str | None:
-        """Why the nested rows are not judged, where they are not (:func:`nest_apart`)."""
-        return worded("nest line", self)
+    #: In words: each side that stopped early, why the stages were judged on CPU time, why
+    #: the timing stages (:func:`load_apart`) or nested rows (:func:`nest_apart`) are not.
+    partial_lines = worded_as("partial lines", [])
+    clock_line = worded_as("clock line")
+    loads_line = worded_as("loads line")
+    nest_line = worded_as("nest line")
 
     def not_judged_for(self, why: Reason) -> str | None:
-        """The first row's reason for not being judged that is ``why``, a stage's or a
-        figure's; None."""
+        """The first row's reason for not being judged that is ``why`` (None: none)."""
         rows: tuple[StageDiff | StructureDiff, ...] = (*self.stages, *self.structure)
         return next((r.not_judged for r in rows if r.apart and r.apart.reason == why), None)
 
@@ -260,9 +240,7 @@ class Diff(Shown):
         """The structure figures of NEW that are at least ``ratio`` times OLD's."""
         return [s for s in self.structure if s.larger_by(ratio)]
 
-    def undecided(self) -> str:
-        """What a diff with no stage slower or faster says, in words."""
-        return worded("undecided", self) or ""
+    undecided = worded_as("undecided", "")  # what a diff with nothing decided says
 
     def __repr__(self) -> str:
         return self.summary()
@@ -274,9 +252,7 @@ class Diff(Shown):
 
 
 def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:
-    """NEW against OLD, per variant and phase, by the one rule. Reports of differently
-    named entries are refused unless ``force`` (then the diff warns); ``ReportSchemaError``
-    for a record that is not a comparison, or another entry's."""
+    """NEW against OLD by the one rule; another entry's report is refused unless ``force``."""
     a, b = comparison_only(old), comparison_only(new)
     if a.entry != b.entry and not force:
         raise ReportSchemaError(f"OLD measured `{a.entry}` and NEW `{b.entry}`: a diff "
@@ -299,8 +275,7 @@ def diff(old: Comparison, new: Comparison, *, force: bool = False) -> Diff:
 
 
 def gate_ratio(text: str, option: str) -> float:
-    """The RATIO written after a gate's ``option`` (``--fail-on-slower``, ...): a finite
-    number of at least 1; ``ValueError`` saying what to write instead for anything else."""
+    """The RATIO written after a gate's ``option``: a finite number of at least 1."""
     try:
         value = float(text)
     except (TypeError, ValueError):
@@ -313,8 +288,7 @@ def gate_ratio(text: str, option: str) -> float:
 
 
 def comparison_only(r: Any) -> Comparison:
-    """``r``, a comparison; ``ReportSchemaError`` saying what to diff instead for any other
-    record (a sweep, a lines table)."""
+    """``r``, a comparison; ``ReportSchemaError`` for any other record."""
     if not isinstance(r, Comparison):
         raise ReportSchemaError(f"diff compares two comparisons, not a {type(r).__name__}: "
                                 "for a sweep, diff two of its points (sweep.points[i])")
@@ -323,16 +297,14 @@ def comparison_only(r: Any) -> Comparison:
 
 def judged_samples(old: Comparison, new: Comparison, variant: str,
                    phase: str) -> tuple[list[float], list[float]]:
-    """The samples (OLD's, NEW's) one timing stage is judged on by every diff and gate:
-    on :func:`judged_clock`'s clock, of the runs each report's own verdict read."""
+    """The samples (OLD's, NEW's) one timing stage is judged on, on :func:`judged_clock`."""
     clock = judged_clock(old, new, variant, phase)
     return on(old.judged(variant).samples, phase, clock), \
         on(new.judged(variant).samples, phase, clock)
 
 
 def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> Clock:
-    """CPU time where either report was measured on a busy machine (wall time there moves
-    with the load) and both have it for every run; else wall time."""
+    """CPU time where either report was busy and both have it for every run; else wall."""
     if not (old.busy or new.busy):
         return WALL
     rows = (old.variants[variant].samples, new.variants[variant].samples)
@@ -341,24 +313,20 @@ def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> 
 
 def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str,
                apart: Apart | None = None) -> StageDiff:
-    """One phase of one variant by the one rule, on :func:`judged_samples`; not judged
-    where the loads differ, or for ``apart``."""
+    """One phase of one variant by the one rule; not judged where loads differ or ``apart``."""
     before, after = judged_samples(old, new, variant, phase)
     return StageDiff(variant, phase, difference(before, after), median(before), median(after),
                      judged_clock(old, new, variant, phase), load_apart(old, new) or apart)
 
 
 def nest_apart(old: Comparison, new: Comparison) -> Apart | None:
-    """Where the nested variants nest different helpers, each side's helpers: NEW's
-    nested rows then compare another choice, not the code."""
+    """Each side's helpers, where the nested variants nest different ones."""
     a, b = old.nested.helpers, new.nested.helpers
     return None if set(a) == set(b) else Apart(NESTS_DIFFER, a, b)
 
 
 def load_apart(old: Comparison, new: Comparison) -> Apart | None:
-    """Where OLD and NEW were measured under materially different loads
-    (:func:`~.stats.witness.loads_differ`), each side's waited share: neither clock then
-    compares like with like (docs/significance.md), and no timing stage is judged."""
+    """Each side's waited share, where the loads differ too much to judge any timing stage."""
     a, b = old.waited_share, new.waited_share
     return Apart(LOADS_DIFFER, a, b) if loads_differ(a, b) else None
 
@@ -374,8 +342,7 @@ def structure_diffs(old: Comparison, new: Comparison, variant: str,
 
 
 def structure_figure(row: Any, name: str) -> Figure | None:
-    """A variant's figure ``name``, or None where it has none (a bool or a non-finite
-    number, a hand-edited report's, is no figure)."""
+    """A variant's finite numeric figure ``name``, or None."""
     value = getattr(row, name, None)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -383,8 +350,7 @@ def structure_figure(row: Any, name: str) -> Figure | None:
 
 
 def env_changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[tuple[str, Any, Any], ...]:
-    """Every ``env`` entry that differs (another machine, another JAX), as (key, OLD's,
-    NEW's): a change may be the machine's, not the code's."""
+    """Every ``env`` entry that differs, as (key, OLD's, NEW's)."""
     return tuple((k, old.get(k), new.get(k)) for k in dict.fromkeys([*old, *new])
                  if k not in UNCOMPARED_ENV and old.get(k) != new.get(k))
 
@@ -394,8 +360,7 @@ def env_changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[tuple[str, An
 
 @dataclass(frozen=True)
 class SettingRatios:
-    """One setting against its own report's default, in OLD and in NEW (above 1 the
-    setting is faster): whether what it saves or costs has moved."""
+    """One setting against its own report's default, in OLD and in NEW."""
 
     setting: str
     old_compile: Difference
@@ -411,10 +376,8 @@ class SettingRatios:
 
 @dataclass(frozen=True)
 class EffortDiff:
-    """``--effort`` in both reports: for the default and each setting both measured,
-    XLA's compile and a call, NEW against OLD by the one rule on one ``clock`` (a
-    :class:`StageDiff` whose ``variant`` is the setting). Informational: no gate judges
-    it. ``only_old``/``only_new``: the settings one report measured and the other not."""
+    """``--effort`` in both reports, NEW against OLD per setting (a :class:`StageDiff`'s
+    ``variant``) by the one rule on one ``clock``; no gate judges it."""
 
     clock: Clock
     stages: tuple[StageDiff, ...]
@@ -464,10 +427,7 @@ def effort_diff(old: Comparison, new: Comparison) -> EffortDiff | None:
 
 def effort_clock(old: Comparison, new: Comparison,
                  pairs: list[tuple[Samples, Samples]]) -> Clock:
-    """The one clock of the effort table, as :func:`judged_clock` chooses a stage's: CPU
-    time where either report (or its effort rows' cold runs) was measured on a busy
-    machine and every row measured on both sides has CPU seconds of the compile and the
-    calls for every run; else wall time."""
+    """The effort table's clock, chosen as :func:`judged_clock` chooses a stage's."""
     sides = [[x for x, _ in pairs], [y for _, y in pairs]]
     busy = old.busy or new.busy or any(is_busy(waited_share(rows)) for rows in sides)
     measured = [r for rows in sides for r in rows if r.get(COMPILE)]
@@ -475,6 +435,5 @@ def effort_clock(old: Comparison, new: Comparison,
     return CPU if busy and cpu else WALL
 
 
-#: The parts a diff compares, by their name in :data:`.parts.PARTS`: each one's differ,
-#: NEW against OLD where both reports measured it. A part not here is not compared.
+#: Each part a diff compares (by its name in :data:`.parts.PARTS`), and its differ.
 DIFFERS: dict[str, Callable[[Comparison, Comparison], Any]] = {"effort": effort_diff}

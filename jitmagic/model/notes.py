@@ -1,7 +1,6 @@
 """What the measuring notes beside its figures, held as facts: a :class:`Note` of one
-``kind`` of a family (a subclass, below, whose :attr:`~Note.KINDS` table names its
-fields), said by its row of :data:`jitmagic.render.notes.TEMPLATES`. A report saved
-before notes were facts holds sentences, which load and show as they were."""
+``kind`` of a family (a subclass whose :attr:`~Note.KINDS` names its fields); older
+reports' sentences load as they were."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ from .saved import schema
 from .saved.schema import fail
 from .shown import Shown
 
-#: The texts a field may hold where the sentences look it up in a table of their own
-#: (``"why:hook"``): a report whose note holds another is refused as it loads.
+#: The texts a field of such a type (``"why:hook"``) may hold; any other is refused.
 KEYS: dict[str, tuple[str, ...]] = {
     "part": (),  # the names of jitmagic.model.parts.PARTS, which fills it
     "hook": ("not_asked", "no_tool_id", "no_monitoring"),
@@ -54,17 +52,16 @@ def _field(spec: str) -> Field:
 
 
 def _key(name: str) -> schema.Kind:
-    """A text that is one of :data:`KEYS` ``[name]`` (looked up as a report is read)."""
+    """A text that is one of :data:`KEYS` ``[name]``."""
     if name not in KEYS:
         raise ValueError(f"no type of note field named {name!r}")
     return lambda value, where: schema.one_of(*KEYS[name])(value, where)
 
 
 class Note(Shown):
-    """One fact the measuring noted: its ``kind`` and the fields its family's
-    :attr:`KINDS` row names, in that order (``Warned("waited", 1.25)``, or by name)."""
+    """One fact noted: its ``kind``, then the fields its :attr:`KINDS` row names."""
 
-    #: This family's kinds: each kind's name and its fields' specs (:class:`Field`).
+    #: This family's kinds: each one's fields' specs (:class:`Field`).
     KINDS: ClassVar[dict[str, str]] = {}
     #: Of a kind whose tuples' lengths its other fields set: those lengths, by field.
     LENGTHS: ClassVar[dict[str, Callable[[dict[str, Any]], dict[str, int]]]] = {}
@@ -146,8 +143,7 @@ def saved(notes: Iterable[Noted]) -> list[Any]:
 
 
 def read_noted(value: Any, where: str) -> Noted:
-    """A note read from a report: a sentence an earlier version saved (kept as it was), or
-    a fact of a kind in :data:`FAMILY`, its fields checked as its sentence reads them."""
+    """A note read from a report: an earlier version's sentence, or a checked fact."""
     if isinstance(value, str):
         return schema.text(value, where)
     d = schema.obj(value, where)
@@ -161,9 +157,7 @@ def read_noted(value: Any, where: str) -> Noted:
 
 
 def _said_whole(kind: str, got: dict[str, Any], where: str) -> None:
-    """Refuse a note its sentence cannot say: tuples read side by side of different
-    lengths, a tuple of another length than :attr:`~Note.LENGTHS` asks, or no field that
-    says what changed."""
+    """Refuse a note its sentence cannot say (lengths that disagree, nothing changed)."""
     lengths = {f.name: len(got[f.name]) for f in FIELDS[kind] if f.parallel}
     if len(set(lengths.values())) > 1:
         raise schema.ReportSchemaError(f"{where}: {' and '.join(lengths)} are read side by "
@@ -202,8 +196,7 @@ def said_in(attr: str) -> Any:
 
 
 class Warned(Note):
-    """A comparison's warnings (a sweep's, the orderings'). ``part_moved``: the private
-    ``name`` of JAX its ``version`` lacks; ``eqns``: None, not counted."""
+    """A comparison's warnings (a sweep's, the orderings')."""
 
     KINDS = {
         "cache_switched_off": "", "cache_served": "", "waited": "seconds:float",
@@ -217,10 +210,7 @@ class Warned(Note):
     }
 
 
-#: The fields of the first leaf where two outputs differ (``path`` dotted): ``structure``
-#: where the structures differ there ("shape", "node"), else None and the largest
-#: difference ``worst``; ``others``: how many other leaves differ. Each tuple: the
-#: reference's side, then the other's.
+#: The fields of the first leaf where two outputs differ; each tuple: reference, then other.
 _LEAF = ("path:str structure:structure? worst:float nonfinite:bool others:int nodes:str* "
          "dtypes:str* shapes:shape* statics:str*")
 
@@ -232,8 +222,7 @@ def _sides(got: dict[str, object]) -> dict[str, int]:
 
 
 class Differs(Note):
-    """Outputs that differ (of two variants ``reference`` and ``other``), or could not be
-    compared; the first leaf where two outputs differ."""
+    """Outputs that differ, or could not be compared; the first leaf where they differ."""
 
     KINDS = {"leaf_differs": _LEAF, "outputs_differ": f"{_LEAF} reference:str other:str",
              "outputs_uncompared": "reference:str other:str error:str",
@@ -242,8 +231,7 @@ class Differs(Note):
 
 
 class Placed(Note):
-    """A ``--target`` record's notes: an argument replicated, the user's ``in_shardings``
-    not matching the arguments, an effort ``setting`` libtpu refused."""
+    """A ``--target`` record's notes."""
 
     KINDS = {"target_replicated": "sharded:int devices:int",
              "target_shardings_unmatched": "what:str",
@@ -251,10 +239,7 @@ class Placed(Note):
 
 
 class Taken(Note):
-    """How a variant took its entry and helpers (``VariantResult.noted``): arguments held
-    static (``spelled``: the jit's static options as code), Equinox modules, donation;
-    a planned helper the program holds no jit call of (``held_by``: the library primitive
-    that runs it), backward passes; a helper that ``stays_inline`` and ``why``."""
+    """How a variant took its entry and helpers (``VariantResult.noted``)."""
 
     KINDS = {
         "scalars_held_static": "entry:str arguments:str error:str short:str spelled:str",
@@ -276,11 +261,8 @@ def _rules(got: dict[str, object]) -> dict[str, int]:
 
 
 class Inline(Note):
-    """Why a helper stays inline (held by a ``stays_inline`` note, and by ``--effort``'s
-    out-of-line row). ``inline_rules_only``: a custom_vjp/jvp whose body adds no equation
-    (``equations`` None, ``sites`` 0: not counted); ``inline_leaks``: it leaks traced
-    values, ``held`` or ``mechanism`` (each a :class:`Leak`), ``partner`` a helper it
-    leaks only nested with."""
+    """Why a helper stays inline (in a ``stays_inline`` note, and ``--effort``'s out of line
+    row); ``inline_leaks`` holds :class:`Leak` notes."""
 
     KINDS = {
         "inline_rules_only": "rule:rule rules:str* equations:int? sites:int caller:str",
@@ -296,10 +278,7 @@ class Inline(Note):
 
 
 class Leak(Note):
-    """How a helper's own jit leaks traced values: ``leak_static_held``, its result holds
-    one in aux data (``in_aux``) or a leaf that is no array, nearest held by a ``holder``
-    ("partial", "function", "object" or "traced", of ``name``); the others as the leak
-    checker's message says."""
+    """How a helper's own jit leaks traced values."""
 
     KINDS = {
         "leak_static_held": "result_type:str? in_aux:bool holder:str name:str?",
@@ -310,9 +289,7 @@ class Leak(Note):
 
 
 class Parts(Note):
-    """The parts' notes: ``--effort``'s settings left out and why its out-of-line row was
-    not measured, why ``--xla`` profiled no compile of a variant, other threads' compiles
-    while ``--cache`` measured, and why ``--lines`` ran no line hook."""
+    """The parts' notes (``--effort``, ``--xla``, ``--cache``, ``--lines``)."""
 
     KINDS = {
         "setting_already_on": "setting:str", "setting_refused": "setting:str backend:str why:str",
@@ -324,9 +301,7 @@ class Parts(Note):
 
 
 class Constants(Note):
-    """What the big constants passed as arguments noted of a variant: a captured value
-    that is no array (``what``: "tracer", "objects", "other"), a constant read inside a
-    ``stuck_in`` primitive, constants too small to pass, none passed, some still captured."""
+    """What passing big constants as arguments noted of a variant."""
 
     KINDS = {
         "captured_not_array": "what:str type_name:str", "constant_stuck": "nbytes:int stuck_in:str",
@@ -337,10 +312,7 @@ class Constants(Note):
 
 
 class Ran(Note):
-    """What running the cell (or file) adds to a result's warnings: x64 with narrow
-    arguments, a Ctrl-C held, what it printed, how often it ran, a swept name it never
-    reads, and the JAX ``settings`` a ``file`` set too late (``imported_by`` "before" or
-    "jitmagic", before ``line``)."""
+    """What running the cell (or file) adds to a result's warnings."""
 
     KINDS = {
         "x64_narrow": "", "put_back_held": "", "printed": "lines:int traces:int",
@@ -351,10 +323,7 @@ class Ran(Note):
 
 
 class PutBack(Note):
-    """What a cell's code changed outside its scratch namespace and jitmagic put back
-    (one kind per row of :mod:`jitmagic.cell.effects.table`), or left where another
-    thread changed it (``left_as_is``). ``call``: the function that sets it
-    ("np.seterr"); ``sure``: the cell set it."""
+    """What a cell changed outside its namespace and jitmagic put back, or left as is."""
 
     KINDS = {
         "figures_closed": "count:int", "rc_put_back": "keys:str*",

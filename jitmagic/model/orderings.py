@@ -1,5 +1,4 @@
-"""The orderings record (``--vmap``): ``jit(vmap(f))`` against ``vmap(jit(f))`` and two
-references, raw samples per ordering, statistics derived."""
+"""The orderings record (``--vmap``): ``jit(vmap(f))`` against ``vmap(jit(f))`` and references."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ REFERENCE = "jit(vmap(f))"
 SAMPLE_KEYS = ORDERING_KEYS
 #: What the orderings' verdict is on: the time per call.
 EXECUTE = "execute_s"
-#: The orderings called through one jit, as the reference is: where one compiles to the
-#: reference's program, they do the same work per call.
+#: The orderings called through one jit, as the reference is.
 ONE_JIT = ("jit(vmap(jit(f)))",)
 
 
@@ -68,14 +66,12 @@ class Orderings(schema.Saved):
         return Verdict("per_call", per_call, clock, self, chosen)
 
     def against_reference(self, name: str) -> Difference:
-        """``name``'s per call against :data:`REFERENCE`'s, by the one rule (undecided where
-        :meth:`withheld`)."""
+        """``name``'s per call against :data:`REFERENCE`'s, by the one rule."""
         d = self._ruled(name)
         return dataclasses.replace(d, kind=INCONCLUSIVE) if self.withheld(name) else d
 
     def withheld(self, name: str) -> bool:
-        """Whether ``name`` and the reference are one program called through one jit each,
-        their difference not far apart (:func:`~.stats.rule.gap_withheld`)."""
+        """Whether ``name`` and the reference are one program, their gap withheld."""
         return name in ONE_JIT and bool(self.rows[name].same_program) and \
             gap_withheld(self._ruled(name))
 

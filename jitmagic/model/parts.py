@@ -1,6 +1,5 @@
-"""The one table of parts: what a comparison can measure after flat against nested, in
-the order measured (facts only: each layer's own table, keyed by the part's name, says
-how it is measured, shown and diffed; a test checks every part has its entries)."""
+"""The one table of parts a comparison can measure after flat against nested, in order
+(each layer's own table, keyed by the part's name, says how it is measured and shown)."""
 
 from __future__ import annotations
 
@@ -52,8 +51,7 @@ class Part:
         return tuple(f"--{o.replace('_', '-')}" for o in self.asked_by)
 
 
-#: Every part, in the order measured: orderings first (their batch is checked before
-#: anything is timed), the per-line tables last.
+#: Every part, in the order measured: orderings first, the per-line tables last.
 PARTS: tuple[Part, ...] = (
     Part("orderings", "orderings", ("vmap",), Orderings.from_dict, shown=5),
     Part("attribution", "attribution", ("attribute", "advise"), Attribution.from_dict, shown=6),

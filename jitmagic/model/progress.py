@@ -1,5 +1,4 @@
-"""Where a running measurement is (:class:`Progress`, emitted between timed intervals,
-drawn by the front ends), and how a child process measuring ended (:data:`ChildEnd`)."""
+"""Where a running measurement is (:class:`Progress`), and how a measuring child ended."""
 
 from __future__ import annotations
 
@@ -14,9 +13,7 @@ from .shown import worded
 
 @dataclass(frozen=True)
 class Progress:
-    """One step of a measurement, told before it starts: ``what`` part, which ``row``, the
-    ``round`` of ``rounds`` (1-based), the ``stage`` about to run, an estimate ``left_s``
-    once one round has run, a sweep's ``point`` (``n=4 2/5``); ``done`` marks the last."""
+    """One step of a measurement, told before it starts (``done`` marks the last)."""
 
     entry: str
     what: str
@@ -42,8 +39,7 @@ class Progress:
 Draw = Callable[[Progress], None]
 
 
-#: A fatal line of Abseil's or glog's log (``F1206 07:08:23.212953 5415 target.cc:1735]
-#: Check failed: ...``).
+#: A fatal line of Abseil's or glog's log (``F1206 07:08:23.212953 5415 target.cc:1735]``).
 _FATAL = re.compile(r"^F\d{4} [0-9:.]+\s+\d+ [^\]]+\] (?P<said>.+)$")
 
 

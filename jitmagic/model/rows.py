@@ -1,12 +1,5 @@
-"""One measured row, a flat or nested variant or one ``--vmap`` ordering: every raw
-sample per key, medians and spreads derived. Under ``jax.distributed`` a step waits for
-the slowest process, so a variant's samples are the slowest's, run by run (:func:`slowest`;
-``VariantResult.per_process`` keeps every process's own).
-
-How a record's outputs compared (``docs/outputs.md``), the fields a comparison and its
-orderings share: ``outputs_kind`` is "exact", "rounding" (within the rounding of
-``outputs_dtype``, the largest difference at ``outputs_leaf``), "mismatch" (the first
-leaf that differs), "uncompared" or None (nothing compared, or an older report)."""
+"""One measured row, a flat or nested variant or one ``--vmap`` ordering: every raw sample
+per key, medians and spreads derived; and how a record's outputs compared (docs/outputs.md)."""
 
 from __future__ import annotations
 
@@ -37,8 +30,7 @@ PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")
 COLD_PHASES = PHASES[:4]
 #: The stages of a first call that JAX's own clock times inside it.
 STAGE_PHASES = PHASES[:3]
-#: Where a variant's stage seconds came from: JAX's events inside the cold first call (then
-#: they add up to it), or a separate staged run (reports before /3).
+#: Where a variant's stage seconds came from: events inside the first call, or a staged run.
 FROM_EVENTS, FROM_STAGED = "events", "staged"
 VARIANTS = ("flat", "nested")
 #: The CPU seconds beside each phase.
@@ -48,9 +40,8 @@ ORDERING_KEYS = ("first_call_s", "execute_s", "compile_event_s")
 
 _COMMON: tuple[schema.Field, ...] = (
     ("execute_loops", "execute_loops", schema.count, 0),
-    ("jaxpr_eqns", "jaxpr_eqns", schema.optional(schema.count), None),
-    ("nested_calls", "nested_calls", schema.optional(schema.count), None),
-    ("stablehlo_bytes", "stablehlo_bytes", schema.optional(schema.count), None),
+    *schema.same(schema.optional(schema.count), None, "jaxpr_eqns", "nested_calls",
+                 "stablehlo_bytes"),
 )
 _TAIL: tuple[schema.Field, ...] = (
     ("jaxpr", "jaxpr_text", schema.text, ""),
@@ -61,8 +52,7 @@ _TAIL: tuple[schema.Field, ...] = (
 COMPILED_WORK = ("compiled_ops", "compiled_flops", "compiled_bytes_accessed",
                  "compiled_temp_bytes", "compiled_peak_bytes", "constants", "constant_bytes")
 
-#: The structure figures of a variant: counts that move only when the program changes
-#: (shown in the phase table, diffed exactly by ``jitmagic diff``).
+#: The structure figures of a variant: counts that move only when the program changes.
 STRUCTURE = ("jaxpr_eqns", "jaxpr_eqns_top", "nested_calls", "library_calls",
              "stablehlo_bytes", "stablehlo_calls", "compiled_calls", *COMPILED_WORK)
 
@@ -71,9 +61,7 @@ Samples = dict[str, list[float]]
 
 
 def slowest(per_process: Sequence[Samples]) -> Samples:
-    """The slowest process's samples, run by run: each cold run's keys all from the process
-    whose first call took longest (so they still add up to it), any other key the largest
-    sample of each run; only runs every process has are merged."""
+    """The slowest process's samples, run by run (a cold run's keys all from the slowest one)."""
     if not per_process:
         return {}
     keys = dict.fromkeys(k for p in per_process for k in p)
@@ -193,8 +181,7 @@ class Row:
 
 @dataclass(frozen=True, kw_only=True)
 class ProgramFigures:
-    """What a variant's program is, beyond the sizes every row has: counts read untimed
-    from its cold run (None: not read, or an older report)."""
+    """What a variant's program is, read untimed from its cold run (None: not read)."""
 
     #: Top-level equations only; ``jaxpr_eqns`` also counts each distinct sub-jaxpr once.
     jaxpr_eqns_top: int | None = None
@@ -236,8 +223,8 @@ class VariantResult(Row, ProgramFigures):
     EXTRA_KEYS = (*CPU_PHASES, *CONTENTION_KEYS)
     MEDIANS = tuple((p, p) for p in PHASES)
     FIELDS = (*_COMMON,
-              *((key, key, schema.optional(schema.count), None) for key in (
-                  "stablehlo_calls", "compiled_calls", "jaxpr_eqns_top", "library_calls")),
+              *schema.same(schema.optional(schema.count), None, "stablehlo_calls",
+                           "compiled_calls", "jaxpr_eqns_top", "library_calls"),
               ("helpers", "helpers", schema.items(schema.text), ()),
               *_TAIL,
               ("notes", "noted", read_notes, ()),
@@ -245,7 +232,7 @@ class VariantResult(Row, ProgramFigures):
               ("helper_calls", "helper_calls", schema.mapping(schema.count), {}),
               ("own_jit", "own_jit", schema.items(schema.text), ()),
               ("stages_from", "stages_from", schema.optional(schema.text), None),
-              *((key, key, schema.optional(schema.count), None) for key in COMPILED_WORK),
+              *schema.same(schema.optional(schema.count), None, *COMPILED_WORK),
               ("per_process", "per_process", read_per_process, ()))
 
     SPARSE = frozenset({"per_process", "own_jit", "library_calls", *COMPILED_WORK})
@@ -253,9 +240,7 @@ class VariantResult(Row, ProgramFigures):
     notes = said_in("noted")
 
     def first_call_parts(self) -> dict[str, float]:
-        """The median first call in parts that add up to it: the stages and the rest
-        (``"rest_s"``) of the run whose first call is the median (the two middle runs
-        averaged); from a separate staged run, the stages' own medians and no rest."""
+        """The median first call's stages and ``rest_s``, which add up to it (staged: medians)."""
         if self.stages_from != FROM_EVENTS:
             return {p: self.median(p) for p in STAGE_PHASES}
         keys = (*STAGE_PHASES, "first_call_s")  # a stopped run may lack the later keys

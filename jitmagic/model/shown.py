@@ -1,6 +1,5 @@
-"""The registry of renderers through which every record is shown and worded
-(:mod:`jitmagic.render` fills it when imported), and :class:`Shown`, a record that shows
-itself through it (without a renderer: a one-line ``<Comparison>``)."""
+"""The registry of renderers (:mod:`jitmagic.render` fills it) through which every record is
+shown and worded, and :class:`Shown`, a record that shows itself through it."""
 
 from __future__ import annotations
 
@@ -28,6 +27,11 @@ def worded(form: str, record: Any) -> Any:
     """What the renderer of ``form`` says of ``record`` (None: none is registered)."""
     said = renderer(form, record)
     return said(record) if said else None
+
+
+def worded_as(form: str, empty: Any = None) -> Any:
+    """A method: what the renderer of ``form`` says of the record (``empty``: nothing)."""
+    return lambda self: worded(form, self) or empty
 
 
 class Shown:

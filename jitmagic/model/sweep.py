@@ -1,7 +1,5 @@
-"""The sweep record (``--sweep``, ``jitmagic.sweep``): one comparison per value, in the
-order measured, and how each phase grows with the swept value (a least-squares line on
-log-log axes, derived, never stored). Reports written before 0.3 held a sweep inside
-its last point's comparison; :func:`Sweep.from_dict` reads them too."""
+"""The sweep record (``--sweep``): one comparison per value, in the order measured, and how
+each phase grows with the swept value (a log-log least-squares line, never stored)."""
 
 from __future__ import annotations
 
@@ -36,8 +34,7 @@ from .stats.witness import on
 from .stats.witness import waited_share
 
 SCHEMA = "jitmagic.sweep/3"
-#: The sweep schemas ``from_dict`` reads: /1 kept the provenance on every point; /2 saved
-#: its warnings as sentences.
+#: The sweep schemas ``from_dict`` reads (/1 kept the provenance on every point).
 SWEEP_READABLE = ("jitmagic.sweep/1", "jitmagic.sweep/2", SCHEMA)
 
 
@@ -152,7 +149,7 @@ _FIELDS = (
     ("stopped", "stopped", schema.optional(schema.text), None),
 )
 _TOP_FIELDS = (("warnings", "warned", read_notes, ()),
-               *((key, key, schema.optional(schema.text), None) for key in PROVENANCE))
+               *schema.same(schema.optional(schema.text), None, *PROVENANCE))
 
 
 def log_scale(values: Sequence[Any]) -> bool:
@@ -162,8 +159,7 @@ def log_scale(values: Sequence[Any]) -> bool:
 
 
 def growth_exponent(values: Sequence[float], seconds: Sequence[float]) -> float | None:
-    """Slope of log(seconds) against log(value), ``seconds ~ value**k`` (None: it cannot
-    be fitted)."""
+    """Slope of log(seconds) against log(value) (None: it cannot be fitted)."""
     pairs = [(v, s) for v, s in zip(values, seconds, strict=True)
              if s is not None and not math.isnan(s) and s > 0]
     if not log_scale([v for v, _ in pairs]):
@@ -174,8 +170,7 @@ def growth_exponent(values: Sequence[float], seconds: Sequence[float]) -> float 
 
 
 def clock_of(s: Sweep) -> Clock:
-    """The one clock the sweep's medians and growth are on: CPU time where the machine was
-    busy and every run of every phase has its CPU seconds, else wall time."""
+    """The one clock the sweep's medians and growth are on."""
     rows = [pt.variants[v].samples for pt in s.points for v in VARIANTS if v in pt.variants]
     if not rows or not is_busy(waited_share(rows)):
         return WALL
@@ -183,8 +178,7 @@ def clock_of(s: Sweep) -> Clock:
 
 
 def medians(s: Sweep) -> dict[str, dict[str, list[float]]]:
-    """Per variant and phase, the medians across the sweep's values (NaN: not measured),
-    on :func:`clock_of`, of the runs each point's verdict read."""
+    """Per variant and phase, the medians across the sweep's values on :func:`clock_of`."""
     clock = clock_of(s)
     return {v: {p: [median(on(pt.judged(v).samples, p, clock)) if v in pt.variants
                     else math.nan for pt in s.points]
@@ -192,8 +186,7 @@ def medians(s: Sweep) -> dict[str, dict[str, list[float]]]:
 
 
 def unchanged(s: Sweep) -> bool:
-    """Whether every value built the same programs (equal jaxpr equations and StableHLO
-    bytes): then any growth in the timings is noise."""
+    """Whether every value built the same programs: then any growth is noise."""
     sizes = {(v, pt.variants[v].jaxpr_eqns, pt.variants[v].stablehlo_bytes)
              for pt in s.points for v in VARIANTS if v in pt.variants}
     known = bool(sizes) and all(e is not None and b is not None for _, e, b in sizes)
@@ -201,8 +194,7 @@ def unchanged(s: Sweep) -> bool:
 
 
 def exponents(s: Sweep) -> dict[str, dict[str, float | None]]:
-    """Per variant and phase, the fitted growth exponent (None: not fitted, or
-    :func:`unchanged`)."""
+    """Per variant and phase, the fitted growth exponent (None: not fitted)."""
     values = s.values
     fit = not unchanged(s)
     return {v: {p: growth_exponent(values, secs) if fit else None
@@ -215,8 +207,7 @@ T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
 
 
 def t_975(df: int) -> float:
-    """Student's t quantile at 0.975 with ``df`` degrees of freedom (at least one); past
-    the table, the Cornish-Fisher expansion (within 0.1%)."""
+    """Student's t quantile at 0.975 with ``df`` degrees of freedom (at least one)."""
     if df <= len(T_975):
         return T_975[df - 1]
     z = statistics.NormalDist().inv_cdf(0.975)
@@ -226,8 +217,7 @@ def t_975(df: int) -> float:
 
 @dataclass(frozen=True)
 class Trend:
-    """How one variant's stage grows with the swept value: seconds ~ value^``k``, and its
-    95% interval ``low``–``high`` (None: too few runs)."""
+    """seconds ~ value^``k`` for one variant's stage, and its 95% interval (None: too few)."""
 
     k: float
     low: float | None = None
@@ -235,8 +225,7 @@ class Trend:
 
 
 def slope_error(values: Sequence[float], runs: Sequence[Sequence[float]]) -> tuple[float, int]:
-    """The standard error of the log-log slope fitted on every run of every value, and its
-    degrees of freedom (runs less two)."""
+    """The standard error of the log-log slope over every run, and its degrees of freedom."""
     pairs = [(math.log(v), math.log(x)) for v, xs in zip(values, runs, strict=True)
              for x in xs if x > 0 and math.isfinite(x)]
     df = len(pairs) - 2
@@ -251,8 +240,7 @@ def slope_error(values: Sequence[float], runs: Sequence[Sequence[float]]) -> tup
 
 
 def trends(s: Sweep) -> dict[str, dict[str, Trend | None]]:
-    """Per variant and phase, the growth :class:`Trend` (None where :func:`exponents` fits
-    none): its interval from every run's scatter, not the few medians'."""
+    """Per variant and phase, the growth :class:`Trend` (None where none is fitted)."""
     clock, ks = clock_of(s), exponents(s)
     out: dict[str, dict[str, Trend | None]] = {}
     for v, by_phase in ks.items():

@@ -1,6 +1,5 @@
-"""``--target TOPOLOGY``: a comparison compiled for a TPU this machine lacks (its stages
-timed on this host, no first call). This record, in the comparison's ``env`` under
-:data:`TARGET`, holds the topology, host, placement and each variant's memory."""
+"""``--target TOPOLOGY``: a comparison compiled for a TPU this machine lacks (no first call),
+held in the comparison's ``env`` under :data:`TARGET`."""
 
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ from .notes import Noted
 from .notes import read_notes
 from .progress import ChildEnd
 from .progress import Said
+from .rows import STAGE_PHASES as STAGES
 from .saved import schema
 from .stats.cold import cold_only
 from .stats.rule import Difference
@@ -26,8 +26,6 @@ from .stats.witness import Clock
 from .stats.witness import is_busy
 from .stats.witness import on
 
-#: The stages a compile for the target is timed in, each run's sum the verdict's figure.
-STAGES = ("trace_s", "lower_s", "compile_s")
 #: The key of the record in a comparison's ``env`` (where its numbers came from).
 TARGET = "target"
 #: How arguments were placed on the topology's devices (:attr:`TargetCompile.placement`).
@@ -44,8 +42,8 @@ class Memory(schema.Saved):
     temp_bytes: int = 0
     code_bytes: int = 0
 
-    FIELDS = tuple((k, k, schema.count, 0) for k in (
-        "argument_bytes", "output_bytes", "alias_bytes", "temp_bytes", "code_bytes"))
+    FIELDS = schema.same(schema.count, 0, "argument_bytes", "output_bytes", "alias_bytes",
+                         "temp_bytes", "code_bytes")
 
     @property
     def total_bytes(self) -> int:
@@ -56,8 +54,7 @@ class Memory(schema.Saved):
 
 @dataclass(frozen=True)
 class EffortRow(schema.Saved):
-    """``--effort`` with ``--target``: the flat program's XLA compile for the target at one
-    effort setting (or the default), wall and CPU seconds."""
+    """``--effort`` with ``--target``: the flat program's compile at one effort setting."""
 
     name: str  # "default", "jax_optimization_level=O0"
     line: str  # what sets it: 'jax.config.update("jax_optimization_level", "O0")'
@@ -65,10 +62,9 @@ class EffortRow(schema.Saved):
     compile_cpu_s: tuple[float, ...] = ()
     error: str | None = None
 
-    FIELDS = (("name", "name", schema.text, schema.REQUIRED),
-              ("line", "line", schema.text, schema.REQUIRED),
-              ("compile_s", "compile_s", schema.items(schema.seconds), schema.REQUIRED),
-              ("compile_cpu_s", "compile_cpu_s", schema.items(schema.seconds), schema.REQUIRED),
+    FIELDS = (*schema.same(schema.text, schema.REQUIRED, "name", "line"),
+              *schema.same(schema.items(schema.seconds), schema.REQUIRED, "compile_s",
+                           "compile_cpu_s"),
               ("error", "error", schema.optional(schema.text), None))
 
     @property
@@ -98,9 +94,7 @@ class TargetCompile(schema.Saved):
     WHERE = TARGET
     FIELDS = (("topology", "topology", schema.text, schema.REQUIRED),
               ("devices", "devices", schema.count, schema.REQUIRED),
-              ("device_kind", "device_kind", schema.text, schema.REQUIRED),
-              ("host", "host", schema.text, schema.REQUIRED),
-              ("placement", "placement", schema.text, schema.REQUIRED),
+              *schema.same(schema.text, schema.REQUIRED, "device_kind", "host", "placement"),
               ("hbm_bytes", "hbm_bytes", schema.optional(schema.count), None),
               ("libtpu", "libtpu", schema.text, ""),
               ("memory", "memory", schema.mapping(Memory.from_dict), {}),
@@ -127,8 +121,7 @@ def waited_share(rows: Sequence[Mapping[str, Sequence[float]]]) -> float | None:
 
 def target_clock(flat: Mapping[str, Sequence[float]],
                  nested: Mapping[str, Sequence[float]]) -> Clock:
-    """The clock that decides: CPU time where the machine was busy and both rows have it,
-    else wall time."""
+    """The clock that decides: CPU time where the machine was busy and both rows have it."""
     busy = is_busy(waited_share([flat, nested]))
     return CPU if busy and to_compiled(flat, CPU) and to_compiled(nested, CPU) else WALL
 
@@ -146,8 +139,7 @@ TARGET_COMPILE = "target_compile"
 def compile_difference(flat: Mapping[str, Sequence[float]],
                        nested: Mapping[str, Sequence[float]],
                        clock: Clock | None = None) -> Difference:
-    """Nested against flat on each run's trace + lower + compile, by the one rule, the runs
-    whose compile was not cold left out (:func:`~.stats.cold.cold_only`)."""
+    """Nested against flat on each cold run's trace + lower + compile, by the one rule."""
     clock = clock or target_clock(flat, nested)
     return difference(*(to_compiled(cold_only(s, "tpu"), clock) for s in (flat, nested)))
 

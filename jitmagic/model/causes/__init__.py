@@ -1,2 +1,1 @@
-"""The records of "why is my compile slow": each cause of a slow first call beyond nesting
-that a comparison can measure, and :mod:`.cause`, which ranks every measured cause."""
+"""The records of "why is my compile slow", and :mod:`.cause`, which ranks every cause."""

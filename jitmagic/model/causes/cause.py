@@ -1,8 +1,5 @@
-"""Why the first call is slow: the stages of the flat first call and what each fix
-measured (nesting, and the parts: ``--lines``, big constants, ``--xla``, ``--cache``,
-``--effort``), sorted by :func:`causes` into :data:`KINDS`, the most seconds first;
-what was not measured is said so, never guessed. Derived from the record, never stored.
-"""
+"""Why the first call is slow: the flat first call's stages and what each fix measured,
+sorted by :func:`causes` into :data:`KINDS`; derived from the record, never stored."""
 
 from __future__ import annotations
 
@@ -32,14 +29,14 @@ from .constant_arguments import BIG_BYTES
 from .constant_arguments import CAPTURED
 from .constant_arguments import PASSED
 from .constant_arguments import ConstantArguments
+from .constant_arguments import and_list
 from .second_start import SecondStart
 from .second_start import samples
 from .xla_passes import XlaPasses
 
 
 class Compared(Protocol):
-    """A comparison as its causes and its verdict read it (the comparison derives its
-    causes, so they cannot import it; mypy still checks what they read)."""
+    """A comparison as its causes and verdict read it (they cannot import it)."""
 
     @property
     def entry(self) -> str: ...
@@ -98,8 +95,7 @@ class Kind(StrEnum):
 
 
 class Named(StrEnum):
-    """The causes' names (saved by value under ``cause``): the stages, what ``--lines``
-    and ``--xla`` tell, the fixes measured, and the prefixes of a loop's name."""
+    """The causes' names (saved by value under ``cause``), and a loop's name's prefixes."""
 
     TRACING = "Python tracing"
     LOWERING = "lowering to StableHLO"
@@ -121,9 +117,8 @@ KINDS = SAVING, STAGE, UNDECIDED, NOTHING, UNMEASURABLE, NOT_MEASURED = tuple(Ki
 
 @dataclass(frozen=True)
 class Cause:
-    """One cause of a slow first call: ``seconds``, a saving's or a stage's (else NaN);
-    ``option``, the one that measures it; ``maker``, ``case``, ``of`` (the comparison)
-    and ``detail`` are what the renderer's words (``said``, ``fix``) are made of."""
+    """One cause of a slow first call: a saving's or a stage's ``seconds`` (else NaN), the
+    ``option`` that measures it, and what the renderer's words are made of."""
 
     name: str
     kind: Kind
@@ -162,8 +157,7 @@ Maker = Callable[[Compared], Iterator[Cause]]
 
 
 def causes(c: Compared, parts: tuple[Maker, ...] = ()) -> tuple[Cause, ...]:
-    """The causes of ``c``'s slow first call, kind by kind in the order of :data:`KINDS`,
-    the most seconds first: the comparison's own, then those the table of parts adds."""
+    """The causes of ``c``'s slow first call, kind by kind, the most seconds first."""
     found = [cause for make in (stages, nesting, loops, *parts) for cause in make(c)]
     return tuple(sorted(found, key=lambda x: (KINDS.index(x.kind),
                                               -x.seconds if not math.isnan(x.seconds) else 0)))
@@ -172,8 +166,7 @@ def causes(c: Compared, parts: tuple[Maker, ...] = ()) -> tuple[Cause, ...]:
 def judged(c: Compared, name: str, d: Difference, clock: Clock,
            samples: tuple[dict[str, list[float]], dict[str, list[float]]],
            maker: str) -> Cause:
-    """A measured fix as the rule judged it on ``clock``: a saving only where it calls it
-    faster, of the seconds the ``samples`` (before, after) differ by on that clock."""
+    """A measured fix as the rule judged it: a saving only where it calls it faster."""
     if d.kind != FASTER:
         kind = UNDECIDED if d.kind == INCONCLUSIVE else NOTHING
         return Cause(name, kind, maker=maker, case="judged", of=c)
@@ -192,8 +185,7 @@ STAGES = (("trace_s", Named.TRACING), ("lower_s", Named.LOWERING),
 
 
 def stages(c: Compared) -> Iterator[Cause]:
-    """Where the flat first call's time goes: its stages; what tells more of them
-    (``--lines``, ``--xla``) where this run did not."""
+    """The flat first call's stages; ``--lines`` and ``--xla`` where they did not run."""
     for phase, name in STAGES:
         seconds = median(on(c.flat.samples, phase, clock_of(c)))
         if not math.isnan(seconds):
@@ -205,8 +197,7 @@ def stages(c: Compared) -> Iterator[Cause]:
 
 
 def constants(c: Compared) -> Iterator[Cause]:
-    """Arrays captured from Python as constants: what passing the biggest as arguments
-    saved, where they were big enough to be measured so."""
+    """What passing captured constants as arguments saved, where they were big enough."""
     name, count, size = Named.CONSTANTS, c.flat.constants, c.flat.constant_bytes
     variant = c.constant_arguments.variants.get("flat") if c.constant_arguments else None
     if count is None or size is None:
@@ -227,9 +218,7 @@ def constants(c: Compared) -> Iterator[Cause]:
 
 
 def second_start(c: Compared) -> Iterator[Cause]:
-    """What JAX's persistent compilation cache saves on the next start (``--cache``): the
-    warm first call against the first call with no cache, both measured pair by pair in
-    the section (``docs/why.md``)."""
+    """What JAX's persistent compilation cache saves on the next start (``--cache``)."""
     name, measured = Named.SECOND_START, c.second_start
     row = measured.rows.get("flat") if measured is not None else None
     if measured is None or row is None or not row.warm:
@@ -252,8 +241,7 @@ SMALL_REST = 0.05
 
 
 def nesting(c: Compared) -> Iterator[Cause]:
-    """Helpers inlined on every call: what nesting them saved on the first call, by the
-    one rule, split over the stages the rule calls faster or slower (the name says where)."""
+    """What nesting the helpers saved on the first call, split over the stages."""
     nested = c.nested
     if not nested.helpers:
         case = "none nested" if nested.inline else "no helper"
@@ -269,13 +257,12 @@ def nesting(c: Compared) -> Iterator[Cause]:
         cause = Cause(NAME, NOTHING, maker="nesting", case="costs", of=c)
     if cause.kind == SAVING:
         places = split(cause.seconds, stage_parts(c))[0]
-        cause = replace(cause, name=f"{NAME} (saved in {_and(places)})")
+        cause = replace(cause, name=f"{NAME} (saved in {and_list(places)})")
     yield cause
 
 
 def stage_parts(c: Compared) -> list[tuple[str, float, str]]:
-    """Each stage the rule calls faster or slower nested, on the section's clock: (its
-    name, flat median minus nested median, its phase)."""
+    """(name, flat minus nested median, phase) of each stage nesting changed by the rule."""
     clock, out = clock_of(c), list[tuple[str, float, str]]()
     for phase, label in STAGES:
         if c.difference(phase, clock).significant:
@@ -285,8 +272,7 @@ def stage_parts(c: Compared) -> list[tuple[str, float, str]]:
 
 
 def split(total: float, parts: list[tuple[str, float, str]]) -> tuple[list[str], float]:
-    """Where a saving of ``total`` seconds lies: (the places, what is left in no one
-    stage: negative where the stages' parts add up to more than the saving)."""
+    """Where a saving of ``total`` seconds lies: (the places, what no one stage holds)."""
     rest = total - sum(seconds for _, seconds, _ in parts)
     places = [label for label, s, _ in parts if s > 0]
     if parts and rest >= SMALL_REST * total:
@@ -294,14 +280,8 @@ def split(total: float, parts: list[tuple[str, float, str]]) -> tuple[list[str],
     return places or [NO_ONE_STAGE], rest
 
 
-def _and(words: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
-
-
-# --- loops that multiply the program, as ``--lines`` found them ------------------------
-# Neither rewrite can be measured (jitmagic does not rewrite the user's loops): each is
-# listed among what was not measured, with the share of the program it builds.
+# --- loops that multiply the program, as ``--lines`` found them: never rewritten, so never
+# measured -----------------------------------------------------------------------------
 
 
 def is_rewrite(x: Cause) -> bool:

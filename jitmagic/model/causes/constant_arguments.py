@@ -1,7 +1,5 @@
-"""The constants-as-arguments record (``Comparison.constant_arguments``): for each variant
-whose captured array constants add up to :data:`BIG_BYTES` or more, the constants passed
-as arguments instead, the raw samples of the two forms' cold first calls (interleaved),
-and what the two programs hold; statistics derived by the one rule."""
+"""The constants-as-arguments record: for each variant whose captured constants add up to
+:data:`BIG_BYTES` or more, both forms' cold first calls, judged by the one rule."""
 
 from __future__ import annotations
 
@@ -35,9 +33,7 @@ COMPARED = FIRST_CALL
 
 @dataclass(frozen=True)
 class LiftedConstant(schema.Saved):
-    """One constant passed as an argument: its bytes, shape and dtype, the source lines
-    that read it (``(file, line)``), the Python name that holds it (None: none found) and
-    how the name was matched (``same object``, ``same shape and dtype``, ``same shape``)."""
+    """One constant passed as an argument, where it is read and the name that holds it."""
 
     nbytes: int
     shape: tuple[int, ...]
@@ -55,10 +51,10 @@ class LiftedConstant(schema.Saved):
 def subject(constants: tuple[LiftedConstant, ...]) -> str:
     """``line 12 captures `BIG` (4.0 MiB)``; for several constants, each with its size."""
     lines = sorted({n for c in constants for n in c.line_numbers})
-    where = ("line " if len(lines) == 1 else "lines ") + _and([str(n) for n in lines]) \
+    where = ("line " if len(lines) == 1 else "lines ") + and_list([str(n) for n in lines]) \
         if lines else "the program"
     verb = "captures" if len(lines) <= 1 else "capture"
-    return f"{where} {verb} {_and([_constant(c) for c in constants])}"
+    return f"{where} {verb} {and_list([_constant(c) for c in constants])}"
 
 
 def _constant(c: LiftedConstant) -> str:
@@ -67,7 +63,8 @@ def _constant(c: LiftedConstant) -> str:
     return f"{what} ({fmt_bytes(c.nbytes)})"
 
 
-def _and(items: list[str]) -> str:
+def and_list(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
@@ -87,9 +84,7 @@ LiftedConstant.FIELDS = (
 
 @dataclass(frozen=True)
 class ConstantVariant(schema.Saved):
-    """One variant measured both ways: the constants passed, each form's raw samples
-    (``samples[form][key]``), and the programs built (``constants_left``: (count, bytes)
-    still captured by the passed form's, None: not read; ``eqns``: each's equations)."""
+    """One variant measured both ways: the constants passed, each form's samples and program."""
 
     variant: str
     constants: tuple[LiftedConstant, ...]
@@ -122,8 +117,7 @@ class ConstantVariant(schema.Saved):
 
     @property
     def difference(self) -> Difference:
-        """Passed against captured, by the one rule ("faster": passing them made the cold
-        first call faster)."""
+        """Passed against captured, by the one rule."""
         return difference(self.first_calls(CAPTURED), self.first_calls(PASSED))
 
     @property
@@ -133,8 +127,7 @@ class ConstantVariant(schema.Saved):
 
     @property
     def saved_interval(self) -> tuple[float, float]:
-        """The saving's interval in seconds: the rule's interval on the ratio r applied to
-        the captured median c, as c·(1 − 1/r), so it never exceeds the whole captured call."""
+        """The saving's interval in seconds, c·(1 − 1/r) of the captured median c."""
         d, captured = self.difference, median(self.first_calls(CAPTURED))
         return captured * (1 - 1 / d.low), captured * (1 - 1 / d.high)
 
@@ -172,8 +165,7 @@ ConstantVariant.FIELDS = (
 
 @dataclass(frozen=True)
 class ConstantArguments(schema.Saved):
-    """Every measured variant's big constants passed as arguments, the part's own notes,
-    and why it ended early (PARTIAL), if it did."""
+    """Every measured variant's big constants passed as arguments, and the part's notes."""
 
     entry: str
     variants: dict[str, ConstantVariant]

@@ -1,8 +1,5 @@
 """The effort record (``--effort``): the flat program compiled at XLA's lower effort
-settings beside the default (as the user compiles it), raw samples in, the one rule's
-differences out: per setting, whether XLA compiles faster, whether a call is slower, and
-after how many calls the default pays back its compile. A setting whose outputs differ
-beyond the tolerance is never recommended."""
+settings beside the default, judged by the one rule per setting."""
 
 from __future__ import annotations
 
@@ -46,8 +43,7 @@ from .cause import Named
 
 
 class RowName(StrEnum):
-    """The rows that are no setting (saved by value, as a row's name): the default, and
-    each nested helper kept out of line (``equinox.internal.noinline``)."""
+    """The rows that are no setting (saved by value, as a row's name)."""
 
     DEFAULT = "default"
     OUT_OF_LINE = "out of line"
@@ -81,10 +77,7 @@ class Came(StrEnum):
 
 @dataclass(frozen=True)
 class Setting(schema.Saved):
-    """One lower-effort setting: the compiler options it adds, how a user writes it for
-    the whole process (``config``; None: no such way), whether
-    ``jax.jit(f, compiler_options={...})`` is the line to write (``keyword``), and what it
-    acts on (:mod:`jitmagic.backends.effort`; None: not said)."""
+    """One lower-effort setting: its compiler options, and how a user writes it."""
 
     name: str
     options: dict[str, Any]
@@ -102,10 +95,8 @@ class Setting(schema.Saved):
 
 @dataclass(frozen=True)
 class EffortRow(schema.Saved):
-    """One setting's raw samples (:data:`KEYS`), whether its program differed from the
-    default's (``reached``; None: not checked), how its outputs compared (one of
-    :data:`OUTPUT_KINDS`; None: not compared); the out-of-line row also each helper kept
-    out of line with its calls (``kept``), and why each other one was not (``refused``)."""
+    """One setting's raw samples (:data:`KEYS`), whether it changed the program, how its
+    outputs compared; the out-of-line row's helpers ``kept`` and ``refused``."""
 
     setting: Setting
     samples: dict[str, tuple[float, ...]] = field(default_factory=dict)
@@ -141,8 +132,7 @@ class EffortRow(schema.Saved):
 
 @dataclass(frozen=True)
 class Outcome:
-    """One setting against the default on one ``clock``: XLA's compile and a steady call
-    by the one rule ("faster": the setting's), and their medians (default, setting)."""
+    """One setting against the default by the one rule, and medians (default, setting)."""
 
     clock: Clock
     compile: Difference
@@ -162,8 +152,7 @@ class Outcome:
 
     @property
     def break_even(self) -> float | None:
-        """After how many calls the default pays back the compile the setting saves, where
-        the rule calls the compile faster and a call slower (else None)."""
+        """After how many calls the default pays back the compile saved (None: never)."""
         if self.compile.kind != FASTER or self.execute.kind != SLOWER or self.lost_s <= 0:
             return None
         return self.saved_s / self.lost_s
@@ -189,10 +178,7 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Effort(schema.Saved):
-    """XLA's effort settings measured beside the default: ``Comparison.effort``.
-    ``baseline``: the user's own ``compiler_options`` every row compiles with;
-    ``omitted``: the settings not measured, and why; ``backend``: JAX's platform name
-    (None: a report before it was recorded)."""
+    """XLA's effort settings measured beside the default: ``Comparison.effort``."""
 
     entry: str
     default: dict[str, tuple[float, ...]]
@@ -253,8 +239,7 @@ class Effort(schema.Saved):
         return Outcome(clock, difference(*pair[0]), difference(*pair[1]), *medians)
 
     def recommended(self) -> list[EffortRow]:
-        """The settings the samples support using (always, or below their break-even),
-        the most compile saved first; never one that changes the results."""
+        """The settings worth using, the most compile saved first."""
         chosen = [(self.outcome(r), r) for r in self.rows.values()]
         good = [(o, r) for o, r in chosen if o.verdict(r) in (USE, USE_BELOW)]
         return [r for o, r in sorted(good, key=lambda p: -p[0].saved_s)]
@@ -266,9 +251,7 @@ class Effort(schema.Saved):
 
 
 def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> Clock:
-    """The one clock of an effort record whose rows (the default's first) hold these
-    samples: CPU time where the machine was busy and every row has CPU seconds of the
-    compile and the calls, else wall time (the measurement asks it of the samples so far)."""
+    """The one clock of an effort record whose rows (the default's first) hold these."""
     measured = measured_rows(rows)
     compiled, called = clock_for(measured, COMPILE), clock_for(measured, EXECUTE)
     return compiled if compiled == called else WALL
@@ -287,9 +270,7 @@ HELPERS_CAUSE = Named.OUT_OF_LINE
 
 
 def causes(c: Compared) -> Iterator[Cause]:
-    """XLA's effort as a cause of ``c``'s slow first call, and apart from it the helpers
-    kept out of line: each the row worth using that saves the most compile, else
-    inconclusive or nothing to gain as the rule found; not measured without ``--effort``."""
+    """XLA's effort, and the helpers kept out of line, as causes of a slow first call."""
     e = c.part("effort")
     if e is None:
         yield Cause(CAUSE, NOT_MEASURED, option="--effort", maker="not run", of=c)
@@ -305,8 +286,7 @@ def causes(c: Compared) -> Iterator[Cause]:
 
 
 def _cause(c: Compared, e: Effort, rows: list[EffortRow], name: str) -> Cause:
-    """The cause ``name`` of ``rows``: a saving where one is worth using, else inconclusive
-    or nothing to gain."""
+    """The cause ``name`` of ``rows``: a saving where one is worth using."""
     best = [r for r in e.recommended() if r in rows]
     detail = (e, tuple(rows))
     if not best:

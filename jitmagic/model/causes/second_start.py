@@ -1,7 +1,5 @@
-"""The second-start record (``--cache``): first calls with JAX's persistent cache off
-(*no-cache*), at an emptied folder (*cold*: it writes the entry), then after
-``jax.clear_caches()`` (*warm*: it reads it), per variant, pair by pair. A warm saving
-is judged against the no-cache starts, and counts only where every warm start hit."""
+"""The second-start record (``--cache``): per variant, first calls with JAX's persistent
+cache off (*no-cache*), writing it (*cold*) and reading it (*warm*), pair by pair."""
 
 from __future__ import annotations
 
@@ -15,6 +13,8 @@ from typing import get_args
 from ..notes import Noted
 from ..notes import read_notes
 from ..notes import said_in
+from ..rows import STAGE_PHASES as STAGES
+from ..rows import VARIANTS
 from ..saved import schema
 from ..saved.schema import fail
 from ..stats.rule import Difference
@@ -29,19 +29,13 @@ from ..stats.witness import clock_for
 from ..stats.witness import cpu_key
 from ..stats.witness import on
 
-#: The variants a second start measures: flat, and nested where something was nested.
-VARIANTS = ("flat", "nested")
-#: The stages JAX's duration events time inside a first call, by field.
-STAGES = ("trace_s", "lower_s", "compile_s")
-#: JAX's default ``jax_persistent_cache_min_compile_time_secs``: faster compiles are
-#: never written to the cache.
+#: JAX's default ``jax_persistent_cache_min_compile_time_secs``.
 DEFAULT_MIN_COMPILE_S = 1.0
 
 
 @dataclass(frozen=True)
 class Start(schema.Saved):
-    """One first call (``jax.jit(f)(*args)`` until its result is ready), JAX's cache hits
-    and misses in it, and the stages' seconds (None: no event came)."""
+    """One first call, JAX's cache hits and misses in it, and its stages (None: no event)."""
 
     seconds: float
     cpu_s: float | None = None  # the process's CPU seconds in the same interval
@@ -56,17 +50,15 @@ class Start(schema.Saved):
     FIELDS = (("seconds", "seconds", schema.seconds, schema.REQUIRED),
               ("cpu_s", "cpu_s", schema.optional(schema.seconds), None),
               ("wait_s", "wait_s", schema.optional(schema.seconds), None),
-              ("hits", "hits", schema.count, 0),
-              ("misses", "misses", schema.count, 0),
-              *((k, k, schema.optional(schema.seconds), None) for k in STAGES))
+              *schema.same(schema.count, 0, "hits", "misses"),
+              *schema.same(schema.optional(schema.seconds), None, *STAGES))
 
 
 Starts = tuple[Start, ...]
 
 
 def samples(starts: Starts) -> dict[str, list[float]]:
-    """Starts as a row's samples are kept (``first_call_s``; its CPU seconds and
-    ``wait_s`` where every start has them), for the one rule and its clock."""
+    """Starts as a row's samples are kept, for the one rule and its clock."""
     out = {FIRST_CALL: [s.seconds for s in starts]}
     for key, got in ((cpu_key(FIRST_CALL), [s.cpu_s for s in starts]),
                      (WAIT, [s.wait_s for s in starts])):
@@ -96,8 +88,7 @@ def stage_median(starts: Starts, stage: str) -> float | None:
 
 @dataclass(frozen=True)
 class CacheRow(schema.Saved):
-    """One variant's no-cache, cold and warm starts, in the order measured. A report of
-    jitmagic 0.5 or older has no no-cache starts: its saving is judged against the cold."""
+    """One variant's no-cache, cold and warm starts (0.5 and older: no no-cache)."""
 
     name: str
     cold: Starts = ()
@@ -134,8 +125,7 @@ class CacheRow(schema.Saved):
 
     @property
     def difference(self) -> Difference:
-        """Warm against the baseline by the one rule ("faster": the warm cache made the
-        first call faster); not measured where the cache was not read."""
+        """Warm against the baseline by the one rule (not measured: the cache was not read)."""
         return _first_calls(self.baseline, self.warm, self.read)
 
     def writing_clock(self) -> Clock:
@@ -144,8 +134,7 @@ class CacheRow(schema.Saved):
 
     @property
     def writing(self) -> Difference:
-        """The cold start (which writes the entry) against the no-cache one by the rule
-        ("slower": writing cost the first start time); not measured without no-cache."""
+        """The cold start (which writes the entry) against the no-cache one by the rule."""
         return _first_calls(self.no_cache, self.cold, bool(self.no_cache))
 
     @property
@@ -187,20 +176,17 @@ class CacheRow(schema.Saved):
 
     @property
     def compile_s(self) -> float | None:
-        """The baseline starts' median XLA compile, JAX's own event (None: no event): what
-        JAX compares with ``jax_persistent_cache_min_compile_time_secs``."""
+        """The baseline starts' median XLA compile, JAX's own event (None: no event)."""
         return stage_median(self.baseline, "compile_s")
 
     def middle_warm(self) -> Start | None:
-        """The warm start whose first call is the median (the lower of two; None: not
-        read): one whole whose parts, JAX's events inside it, add up to it."""
+        """The warm start whose first call is the median (the lower of two; None: not read)."""
         if not self.read:
             return None
         return sorted(self.warm, key=lambda s: s.seconds)[(len(self.warm) - 1) // 2]
 
     def warm_python(self) -> list[float]:
-        """Each warm start's trace plus lowering (JAX's events): the Python work a warm
-        cache does not save."""
+        """Each warm start's trace plus lowering: what a warm cache does not save."""
         return [s.trace_s + s.lower_s for s in self.warm
                 if s.trace_s is not None and s.lower_s is not None]
 
@@ -239,8 +225,7 @@ class SecondStart(schema.Saved):
     user: UserCache = field(default_factory=UserCache)
     stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
     warned: tuple[Noted, ...] = ()  # another thread's compiles
-    #: Each variant's median XLA compile in the comparison, with no cache: what the
-    #: user's minimum compile time to cache is held against.
+    #: Each variant's median XLA compile in the comparison, with no cache.
     compile_s: dict[str, float] = field(default_factory=dict)
     rounds: int = 0
     rounds_ended: str | None = None
@@ -270,23 +255,20 @@ class SecondStart(schema.Saved):
 
     @property
     def nesting(self) -> Difference:
-        """Nested warm against flat warm first calls by the one rule ("faster": nesting
-        still pays on a second start; not measured unless both read the cache)."""
+        """Nested warm against flat warm first calls by the one rule."""
         if not self.nested_read:
             return difference([], [])
         return _first_calls(self["flat"].warm, self["nested"].warm)
 
     @property
     def python_nesting(self) -> Difference:
-        """Nested's warm trace and lowering against flat's by the one rule (wall time:
-        JAX's events): "faster" means nesting shrinks what a warm cache leaves."""
+        """Nested's warm trace and lowering against flat's by the one rule."""
         if not self.nested_read:
             return difference([], [])
         return difference(self["flat"].warm_python(), self["nested"].warm_python())
 
     def uncached(self) -> dict[str, float]:
-        """The variants the user's JAX would not write to its cache because they compile
-        faster than its minimum: name → median compile seconds."""
+        """Variant → median compile, of those too fast for the user's JAX to cache."""
         out = {}
         for name, row in self.rows.items():
             compiled = self.compile_s.get(name, row.compile_s)
@@ -300,16 +282,13 @@ class SecondStart(schema.Saved):
         return {"kind": self.nesting.kind, "ratio": json_number(self.nesting.ratio)}
 
 
-#: What in the user's own settings keeps their JAX from caching a program, in the order
-#: to change them.
+#: What in the user's own settings keeps their JAX from caching a program.
 Unset = Literal["switched off", "no folder", "too fast"]
 SWITCHED_OFF, NO_FOLDER, TOO_FAST = get_args(Unset)
 
 
 def cache_unset(s: SecondStart) -> list[Unset]:
-    """What in the user's own settings keeps their JAX from serving this program from its
-    cache on a second start: the cache switched off, no folder set, or a compile faster
-    than the least it caches (only where a warm start read the cache)."""
+    """What in the user's own settings keeps their JAX from caching this program."""
     u, out = s.user, list[Unset]()
     if not u.enabled:
         out.append(SWITCHED_OFF)

@@ -1,7 +1,5 @@
 """Where XLA spends the compile (``--xla``): one extra profiled cold compile per variant,
-split into its parts, raw seconds. One sample each, so its figures are shares of that
-compile, not a speed comparison between the variants; a figure the profile did not hold
-is None ("not read"), never 0."""
+split into its parts (None: not read, never 0); shares, not a speed comparison."""
 
 from __future__ import annotations
 
@@ -34,8 +32,7 @@ PassTime.FIELDS = (("name", "name", schema.text, schema.REQUIRED),
 
 @dataclass(frozen=True)
 class NamedTime(schema.Saved):
-    """A part of the compile the backend names inside a bigger one, by its key in
-    :mod:`jitmagic.backends.profile`: its seconds, its events, and the biggest one's name."""
+    """A part of the compile the backend names inside a bigger one: seconds, events, biggest."""
 
     key: str
     seconds: float
@@ -51,9 +48,7 @@ NamedTime.FIELDS = (("key", "key", schema.text, schema.REQUIRED),
 
 @dataclass(frozen=True)
 class ProfiledCompile(schema.Saved):
-    """One variant's extra cold compile under JAX's profiler, and its parts, which never
-    overlap (``llvm_s`` is of ``codegen_s``; ``named``: parts the backend names inside
-    those; None: no such event); ``backend`` None: an older report's, read as a CPU's."""
+    """One variant's extra cold compile under JAX's profiler, and its parts (None: no event)."""
 
     compile_s: float
     hlo_passes_s: float | None
@@ -96,9 +91,7 @@ class ProfiledCompile(schema.Saved):
 
 @dataclass(frozen=True)
 class XlaPasses(schema.Saved):
-    """``--xla``: each variant's profiled compile (flat only where nothing was nested,
-    ``same_program``); ``reason``: why nothing was measured; ``noted``: why a variant has
-    none; ``stopped``: why a stop cut it short."""
+    """``--xla``: each variant's profiled compile, and why any was not measured."""
 
     compiles: dict[str, ProfiledCompile] = field(default_factory=dict)
     same_program: bool = False
@@ -135,12 +128,8 @@ class XlaPasses(schema.Saved):
 ProfiledCompile.FIELDS = (
     ("compile_s", "compile_s", schema.positive_seconds, schema.REQUIRED),
     ("backend", "backend", schema.optional(schema.text), None),
-    ("before_passes_s", "before_passes_s", schema.optional(schema.seconds), None),
-    ("serialize_s", "serialize_s", schema.optional(schema.seconds), None),
-    ("deserialize_s", "deserialize_s", schema.optional(schema.seconds), None),
-    ("hlo_passes_s", "hlo_passes_s", schema.optional(schema.seconds), None),
-    ("codegen_s", "codegen_s", schema.optional(schema.seconds), None),
-    ("llvm_s", "llvm_s", schema.optional(schema.seconds), None),
+    *schema.same(schema.optional(schema.seconds), None, "before_passes_s", "serialize_s",
+                 "deserialize_s", "hlo_passes_s", "codegen_s", "llvm_s"),
     ("passes", "passes", schema.items(PassTime.from_dict), ()),
     ("named", "named", schema.items(NamedTime.from_dict), ()),
 )
@@ -149,7 +138,6 @@ XlaPasses.SPARSE = frozenset({"reason", "stopped", "notes"})
 XlaPasses.FIELDS = (
     ("compiles", "compiles", schema.mapping(ProfiledCompile.from_dict), schema.REQUIRED),
     ("same_program", "same_program", schema.flag, False),
-    ("reason", "reason", schema.optional(schema.text), None),
-    ("stopped", "stopped", schema.optional(schema.text), None),
+    *schema.same(schema.optional(schema.text), None, "reason", "stopped"),
     ("notes", "noted", schema.mapping(read_noted), {}),
 )

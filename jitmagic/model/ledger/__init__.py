@@ -1,11 +1,8 @@
-"""The ledger of a watched run (``%%jitwatch``, ``jitmagic.watch``): every compile while
-the user's code ran, with JAX's reason (:mod:`.compiles`); the rows per function, the
-totals and the gate derived (:mod:`.rows`), and two ledgers side by side
-(:func:`ledger_diff`). Past :data:`MAX_KEPT` compiles are only counted."""
+"""The ledger of a watched run (``%%jitwatch``): every compile while the user's code ran,
+with JAX's reason, the rows and gate derived, and two ledgers side by side."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -39,9 +36,8 @@ MAX_STALE = 50
 
 @dataclass(frozen=True, slots=True)
 class Stale(schema.Saved):
-    """A Python value a jitted function read at its last trace (a global, a closure's)
-    that had changed by the end of the run while that program stayed in use: calls
-    after the change computed with the old value, which neither JAX nor a recompile says."""
+    """A Python value a jitted function read at its last trace that changed later, while
+    that program stayed in use: calls after it computed with the old value."""
 
     function: str
     name: str
@@ -52,22 +48,17 @@ class Stale(schema.Saved):
     #: ``file:line`` where the function reads it, and where the function was defined.
     line: str | None = None
     defined_at: str | None = None
-    #: The user's function, called from the jitted one, that reads it (None: the jitted
-    #: one), and the input types of the compiled version that holds the old value.
+    #: The user's function that reads it (None: the jitted one), and the inputs' types.
     helper: str | None = None
     inputs: str | None = None
 
-    FIELDS = (*((key, key, text, schema.REQUIRED) for key in ("function", "name", "scope", "traced",
-                                                         "now")),
-              *((key, key, maybe_text, None) for key in ("line", "defined_at", "helper",
-                                                          "inputs")))
+    FIELDS = (*schema.same(text, schema.REQUIRED, "function", "name", "scope", "traced", "now"),
+              *schema.same(maybe_text, None, "line", "defined_at", "helper", "inputs"))
 
 
 @dataclass(frozen=True, slots=True)
 class Broken:
-    """One way a run broke its gate: a function compiled more than its warm-up allows
-    (``first_late``: the first compile past it), or, with ``function`` None, the run
-    compiled more than ``max_compiles``."""
+    """One way a run broke its gate: a function (None: the run) compiled too often."""
 
     function: str | None
     compiles: int
@@ -165,8 +156,7 @@ class Ledger(Shown, schema.Saved):
         return sorted(rows, key=lambda r: (-r.seconds, r.function))
 
     def eager_again(self) -> list[EagerLine]:
-        """The eager operations that compiled again, by the user's line that called them
-        (one line often compiles several: ``x - x.mean(0)``), the costliest first."""
+        """The eager operations that compiled again, by the user's line, the costliest first."""
         lines: dict[tuple[str | None, bool], list[Compile]] = {}
         for c in self.watched:
             if c.eager and c.reason.kind != FIRST:
@@ -180,8 +170,7 @@ class Ledger(Shown, schema.Saved):
 
     @property
     def cleared(self) -> tuple[Compile, ...]:
-        """The compiles that followed jitmagic's own clearing of JAX's caches (a
-        ``jitmagic.compare()`` in the run): shown, counted against no gate."""
+        """The compiles after jitmagic's own clearing of JAX's caches (no gate counts them)."""
         return tuple(c for c in self.watched if c.reason.noted is Noted.CLEARED_BY_JITMAGIC)
 
     def gated(self, row: FunctionRow) -> int:
@@ -210,8 +199,7 @@ class Ledger(Shown, schema.Saved):
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "") -> Ledger:
-        """The ledger saved as ``d``, every field checked; one saved by a newer jitmagic
-        is refused, saying so."""
+        """The ledger saved as ``d``, every field checked."""
         check_schema(schema.obj(d, "ledger").get("schema"))
         return super().from_dict(d, where)
 
@@ -222,16 +210,11 @@ def is_saved_ledger(data: Any) -> bool:
     return isinstance(given, str) and given.startswith("jitmagic.ledger/")
 
 
-_VERSIONED = re.compile(r"jitmagic\.ledger/(\d{1,9})")
-
-
 def check_schema(value: Any) -> None:
-    """``ReportSchemaError`` for a ledger schema this jitmagic does not read: one a newer
-    jitmagic wrote says so, and what to do."""
+    """``ReportSchemaError`` for a ledger schema this jitmagic does not read."""
     if value == SCHEMA:
         return
-    found = _VERSIONED.fullmatch(value) if isinstance(value, str) else None
-    if found and int(found[1]) > int(SCHEMA.rsplit("/", 1)[1]):
+    if schema.newer(value, SCHEMA):
         raise schema.ReportSchemaError(f"written by a newer jitmagic (schema {value!r}): this "
                                        f"jitmagic reads ledgers of schema {SCHEMA!r}; upgrade "
                                        "jitmagic to read it")
@@ -240,8 +223,7 @@ def check_schema(value: Any) -> None:
 
 @dataclass(frozen=True, slots=True)
 class FunctionChange:
-    """One function of either ledger, OLD and NEW (:func:`ledger_diff`): its compiles, how
-    many were compiling again, and their seconds (one run's each: shown, never judged)."""
+    """One function of either ledger, OLD and NEW: its compiles, recompiles and seconds."""
 
     function: str
     defined_at: str | None
@@ -270,8 +252,7 @@ class LedgerDiff(Shown):
 
 
 def ledger_diff(old: Ledger, new: Ledger) -> LedgerDiff:
-    """Each function of either ledger, matched by name where each has one of that name,
-    else by name and where it was defined."""
+    """Each function of either ledger, matched by name, else by name and where defined."""
     a, b = old.functions(), new.functions()
     in_a, in_b = Counter(r.function for r in a), Counter(r.function for r in b)
     once = {n for n in (*in_a, *in_b) if in_a[n] <= 1 and in_b[n] <= 1}

@@ -1,6 +1,5 @@
-"""One compile of a watched run and why it happened: JAX's reason sorted into the kinds a
-user can act on (:data:`KINDS`), JAX's seconds for its stages, and the compiles past
-those kept, only counted (:class:`Omitted`)."""
+"""One compile of a watched run and why: JAX's reason sorted into :data:`KINDS`, and its
+stages' seconds; compiles past those kept are counted (:class:`Omitted`)."""
 
 from __future__ import annotations
 
@@ -8,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ..rows import STAGE_PHASES as STAGES
 from ..saved import schema
 from ..saved.schema import fail
 
@@ -33,11 +33,9 @@ KINDS = (FIRST, WEAK_TYPE, SHAPE, DTYPE, STATIC, NEW_FUNCTION, PYTREE, CONTEXT, 
          UNEXPLAINED, OTHER, SHARDING, KEYWORD)
 #: The kinds that are compiling *again*: every kind but the first compile.
 AGAIN = tuple(k for k in KINDS if k != FIRST)
-STAGES = ("trace_s", "lower_s", "compile_s")
 #: Other differences kept per compile, beside the first (JAX names every one).
 MAX_ALSO = 16
-#: Misses JAX explains before the watch turns its explanations off (explaining a miss
-#: compares it with every earlier one).
+#: Misses JAX explains before the watch turns its (costly) explanations off.
 MAX_EXPLAINED = 300
 
 
@@ -50,8 +48,7 @@ class Noted(StrEnum):
     REUSED_TRACE = "reused trace"
     #: JAX had never seen the function object, though one of its name compiled before.
     CLEARED_OR_NEW = "cleared or new"
-    #: jitmagic's own measuring (a ``jitmagic.compare()`` in the run) cleared JAX's
-    #: caches: the next compile counts against no gate.
+    #: jitmagic's own measuring cleared JAX's caches: the next compile counts against no gate.
     CLEARED_BY_JITMAGIC = "cleared by jitmagic"
 
 
@@ -86,8 +83,7 @@ def first_kept(read: Any, most: int) -> schema.Kind:
 
 @dataclass(frozen=True, slots=True)
 class Change(schema.Saved):
-    """One difference JAX named between a compile's arguments and the earlier compile's:
-    its :data:`KINDS` kind, the argument (``lr``, a pytree path), its value before and after."""
+    """One difference JAX named between a compile's arguments and the earlier compile's."""
 
     kind: str
     argument: str | None = None
@@ -95,13 +91,12 @@ class Change(schema.Saved):
     after: str | None = None
 
     FIELDS = (("kind", "kind", _kind, schema.REQUIRED),
-              *((k, k, maybe_text, None) for k in ("argument", "before", "after")))
+              *schema.same(maybe_text, None, "argument", "before", "after"))
 
 
 @dataclass(frozen=True, slots=True)
 class Reason(schema.Saved):
-    """Why one compile happened (:class:`Change`'s fields), the other differences JAX
-    named beside it, and JAX's own words (clipped)."""
+    """Why one compile happened, the other differences JAX named, and JAX's words."""
 
     kind: str
     argument: str | None = None
@@ -124,8 +119,7 @@ class Reason(schema.Saved):
 
 @dataclass(frozen=True, slots=True)
 class Compile(schema.Saved):
-    """One trace (and the lowering and XLA compile that followed it) of one function; a
-    stage's seconds are JAX's own event (None: JAX fired none, as for a cached lowering)."""
+    """One trace, lowering and XLA compile of one function (a stage's None: no JAX event)."""
 
     function: str
     reason: Reason
@@ -145,11 +139,11 @@ class Compile(schema.Saved):
 
     FIELDS = (("function", "function", text, schema.REQUIRED),
               ("reason", "reason", Reason.from_dict, schema.REQUIRED),
-              *((k, k, maybe_text, None) for k in ("defined_at", "call_site", "call_text")),
+              *schema.same(maybe_text, None, "defined_at", "call_site", "call_text"),
               ("thread", "thread", text, "MainThread"),
               ("in_run", "in_run", schema.flag, True),
               ("eager", "eager", schema.flag, False),
-              *((stage, stage, maybe_seconds, None) for stage in STAGES),
+              *schema.same(maybe_seconds, None, *STAGES),
               ("at_s", "at_s", seconds_or_zero, 0.0))
 
     @property

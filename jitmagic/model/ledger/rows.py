@@ -1,5 +1,4 @@
-"""A ledger's compiles read per function, per reason and per line of the user's code:
-the rows its renderers show, derived from the compiles on demand, never saved."""
+"""A ledger's compiles per function, per reason and per line: derived, never saved."""
 
 from __future__ import annotations
 
@@ -64,8 +63,7 @@ class FunctionRow:
 
 @dataclass(frozen=True, slots=True)
 class EagerLine:
-    """One line of the user's code whose eager operations compiled again: which, how
-    often, and their seconds (``x - x.mean(0)`` compiles ``_mean`` and ``subtract``)."""
+    """One line of the user's code whose eager operations compiled again."""
 
     call_site: str | None
     call_text: str | None
@@ -77,8 +75,7 @@ class EagerLine:
 
 
 def with_omitted(rows: list[FunctionRow], omitted: tuple[Omitted, ...]) -> list[FunctionRow]:
-    """``rows`` with the compiles past ``MAX_KEPT`` counted in, each to the first row of
-    its function's name."""
+    """``rows`` with the compiles past ``MAX_KEPT`` counted in."""
     rows = list(rows)
     for o in omitted:
         i = next((i for i, r in enumerate(rows) if r.function == o.function), None)
@@ -133,8 +130,7 @@ def _values(changes: Iterable[Any]) -> dict[str, None]:
 
 
 def histories(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, ...]]:
-    """The (before, after) pairs of a reason's compiles joined into histories: a pair
-    continues one only where its before is that history's last value."""
+    """The (before, after) pairs of a reason's compiles joined into histories."""
     found: list[list[str]] = []
     for before, after in pairs:
         run = next((h for h in found if h[-1] == before and after not in h), None)

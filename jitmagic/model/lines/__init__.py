@@ -1,6 +1,5 @@
-"""Program size by source line: one :class:`LineTable` per variant, a row per line of the
-user's code (a column not measured is None in every row, never zero); :class:`Lines`
-holds both, and also saves on its own under :data:`SCHEMA`."""
+"""Program size by source line: one :class:`LineTable` per variant, held by :class:`Lines`
+(saved on its own under :data:`SCHEMA`); a column not measured is None, never zero."""
 
 from __future__ import annotations
 
@@ -31,8 +30,7 @@ __all__ = ["READABLE", "SCHEMA", "FunctionSpan", "LineRow", "LineTable", "Lines"
 SCHEMA = "jitmagic.lines/2"
 #: The schemas :meth:`Lines.from_dict` reads (/1 saved each table's notes as sentences).
 READABLE = ("jitmagic.lines/1", SCHEMA)
-#: A line that ran at least this many times per call of its function while
-#: tracing, and built at least ``LOOP_SHARE`` of the program, is an unrolled loop.
+#: A line run this often per call while tracing, building ``LOOP_SHARE``, is an unrolled loop.
 LOOP_HITS_PER_CALL = 8
 LOOP_SHARE = 0.5
 #: A helper traced at least twice whose lines own this share of the program.
@@ -43,8 +41,7 @@ CONSTANT_BYTES = 2**20
 
 @dataclass(frozen=True)
 class LineTable:
-    """One variant's rows, in file then line order, the functions they belong to, and the
-    Python loops of their source (for the loop hint without hits)."""
+    """One variant's rows in file then line order, their functions, and their Python loops."""
 
     variant: str
     rows: tuple[LineRow, ...]
@@ -56,8 +53,7 @@ class LineTable:
     labels: dict[str, str] = field(default_factory=dict, compare=False)
     #: (count, bytes) of every array constant the program reads; None: not counted.
     constants: tuple[int, int] | None = None
-    #: The JAX loops the program holds, by the user line that calls each (empty: none, or
-    #: not counted).
+    #: The JAX loops the program holds, by the user line that calls each.
     loop_calls: tuple[LoopCall, ...] = ()
 
     notes = said_in("noted")
@@ -101,8 +97,7 @@ class LineTable:
         return max(1, min(holding, key=lambda f: f.last_line - f.first_line).calls or 1)
 
     def hints(self, nested: Collection[str] = ()) -> list[str]:
-        """Advice that follows from the numbers, in words (``nested``: the helpers a
-        comparison's nested variant nested, whose hint points at what it measured)."""
+        """Advice that follows from the numbers, in words (``nested``: the helpers nested)."""
         said = renderer("hints", self)
         return said(self, nested) if said else []
 
@@ -117,14 +112,12 @@ class LineTable:
                       key=lambda x: (-x.body_eqns * x.copies, x.line))
 
     def loop_line(self, r: LineRow) -> int | None:
-        """The line of the innermost Python loop of the source that holds ``r`` (None:
-        none was read around it)."""
+        """The line of the innermost Python loop that holds ``r`` (None: none)."""
         held = [x for x in self.loops if x.holds(r)]
         return max(x.first_line for x in held) if held else None
 
     def python_loop(self) -> tuple[LineRow, float] | None:
-        """The line of a Python loop (not one that calls a JAX loop) that builds at least
-        :data:`LOOP_SHARE` of the program, and that share; None where none does."""
+        """The Python loop line that builds :data:`LOOP_SHARE` of the program, and that share."""
         total = self.total_eqns
         if not total:
             return None
@@ -136,8 +129,7 @@ class LineTable:
         else:  # no hits: a line inside a Python loop of the source
             def looped(r: LineRow) -> bool:
                 return any(loop.holds(r) for loop in self.loops) and r.key not in calls
-        # The line that itself builds the program is the loop to rewrite; a loop whose
-        # body only calls a helper is found by its inclusive count (less JAX loops' bodies).
+        # The line that builds the program itself, else one that calls a helper that does.
         for built in (lambda r: r.eqns_own, lambda r: r.unrolled_eqns):
             loops = [r for r in self.rows if built(r) >= LOOP_SHARE * total and looped(r)]
             if loops:

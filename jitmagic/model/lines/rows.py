@@ -1,5 +1,4 @@
-"""The rows of a :class:`~jitmagic.model.lines.LineTable`: one source line's cost, one
-function or loop the trace entered, one JAX loop the program holds."""
+"""The rows of a :class:`~jitmagic.model.lines.LineTable`."""
 
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ from ..saved import schema
 
 @dataclass(frozen=True, slots=True)
 class LineRow(schema.Saved):
-    """What one source line cost in one variant's cold trace and lowering (``hits``,
-    ``trace_s``: None where not measured)."""
+    """What one source line cost in one variant's cold trace and lowering."""
 
     file: str
     line: int
@@ -22,8 +20,7 @@ class LineRow(schema.Saved):
     eqns_inclusive: int = 0
     hlo_ops: int = 0
     trace_s: float | None = 0.0
-    #: Array constants captured from Python that the line's equations, or those of what it
-    #: calls, read, and their bytes (``_own``: its own equations'); None: not counted.
+    #: Array constants the line (``_own``: its own equations) reads, and their bytes.
     consts: int | None = None
     const_bytes: int | None = None
     const_bytes_own: int | None = None
@@ -51,14 +48,10 @@ LineRow.FIELDS = (
     ("line", "line", schema.count, schema.REQUIRED),
     ("text", "text", schema.text, ""),
     ("hits", "hits", schema.optional(schema.count), None),
-    ("eqns_own", "eqns_own", schema.count, 0),
-    ("eqns_inclusive", "eqns_inclusive", schema.count, 0),
-    ("hlo_ops", "hlo_ops", schema.count, 0),
+    *schema.same(schema.count, 0, "eqns_own", "eqns_inclusive", "hlo_ops"),
     ("trace_s", "trace_s", schema.optional(schema.seconds), None),
-    ("consts", "consts", schema.optional(schema.count), None),
-    ("const_bytes", "const_bytes", schema.optional(schema.count), None),
-    ("const_bytes_own", "const_bytes_own", schema.optional(schema.count), None),
-    ("eqns_in_loops", "eqns_in_loops", schema.optional(schema.count), None),
+    *schema.same(schema.optional(schema.count), None, "consts", "const_bytes",
+                 "const_bytes_own", "eqns_in_loops"),
 )
 LineRow.SPARSE = frozenset({"eqns_in_loops"})
 
@@ -88,10 +81,8 @@ class FunctionSpan(schema.Saved):
 FunctionSpan.WHERE = "function"
 FunctionSpan.SPARSE = frozenset({"helper", "in_program"})
 FunctionSpan.FIELDS = (
-    ("name", "name", schema.text, schema.REQUIRED),
-    ("file", "file", schema.text, schema.REQUIRED),
-    ("first_line", "first_line", schema.count, schema.REQUIRED),
-    ("last_line", "last_line", schema.count, schema.REQUIRED),
+    *schema.same(schema.text, schema.REQUIRED, "name", "file"),
+    *schema.same(schema.count, schema.REQUIRED, "first_line", "last_line"),
     ("calls", "calls", schema.optional(schema.count), None),
     ("helper", "helper", schema.text, ""),
     ("in_program", "in_program", schema.flag, False),
@@ -115,10 +106,8 @@ class LoopSpan:
 
 @dataclass(frozen=True, slots=True)
 class LoopCall:
-    """A JAX loop in the traced program: the user line whose equation it is, its primitive
-    (``scan``, also a static ``fori_loop``; ``while``), its ``length`` (None for a while
-    loop), ``unroll`` (copies of the body in one step of the compiled loop) and the
-    equations of its body."""
+    """A JAX loop in the traced program: its line, primitive, ``length`` (None: a while
+    loop), ``unroll`` and the equations of its body."""
 
     file: str
     line: int

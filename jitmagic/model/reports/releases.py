@@ -1,6 +1,4 @@
-"""One cell measured under several JAX releases (``--jax 0.9.0,0.10.2``): what each
-release gave (its comparison, or why there is none: :class:`NotInstalled`, or how its
-child ended), and :func:`~jitmagic.model.diff.diff` between consecutive measured ones."""
+"""One cell measured under several JAX releases (``--jax 0.9.0,0.10.2``), and their diffs."""
 
 from __future__ import annotations
 
@@ -28,8 +26,7 @@ Outcome = Comparison | NotInstalled | ChildEnd
 
 @dataclass(frozen=True)
 class ReleaseResult:
-    """One release as its column is headed (the user's own: ``current``), the JAX it ran
-    (None: none), its environment (None: the user's own Python), what it gave."""
+    """One release as its column is headed, the JAX it ran, its environment, what it gave."""
 
     release: str
     outcome: Outcome
@@ -50,8 +47,7 @@ MOST_PASSES = 3
 
 @dataclass(frozen=True)
 class Change:
-    """``new`` against ``old`` (two releases' labels); with ``--xla``, the flat program's
-    passes that moved most, as (name, OLD's seconds, NEW's): figures, not judged."""
+    """``new`` against ``old``; with ``--xla``, the flat program's passes that moved most."""
 
     old: str
     new: str
@@ -91,10 +87,8 @@ class Releases:
 
 @dataclass(frozen=True)
 class Bisection:
-    """``--bisect A..B``: ``walked``, the served releases from A to B in order; ``found``,
-    each stage of the flat program slower in B than in A by the one rule, as (phase, the
-    label of the first release where it is slower than in A, or that gave no comparison);
-    ``measured``, the releases measured to find them, in the order of ``walked``."""
+    """``--bisect A..B``: the releases walked, each slower stage's (phase, first release
+    slower than A), and the releases measured to find them."""
 
     walked: tuple[str, ...]
     found: tuple[tuple[str, str], ...]
@@ -103,11 +97,8 @@ class Bisection:
 
 def bisect(walked: Sequence[str], measure: Callable[[str], ReleaseResult], cache: str
            ) -> Bisection:
-    """Halve ``walked`` for each stage of the flat program slower in its last release
-    than in its first by the one rule (:meth:`~jitmagic.model.diff.StageDiff.slower_by`), each
-    release measured once (``measure``): the first release slower than the first one,
-    which measuring every release names too where a slowdown, once come, stays. A
-    release that gave no comparison (a hang, a crash) counts as slower."""
+    """Halve ``walked`` for each flat stage slower in its last release than its first, each
+    release measured once; a release that gave no comparison counts as slower."""
     results: dict[str, ReleaseResult] = {}
 
     def measured(i: int) -> Comparison | None:

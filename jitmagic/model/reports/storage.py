@@ -1,15 +1,11 @@
-"""Saved reports: ``--save`` writes a result's JSON, ``jitmagic.load`` reads back the
-record that was saved (a comparison, a sweep, a ``Lines`` table, a ledger), equal to it.
-Loading trusts nothing: every failure is a ``ReportSchemaError`` naming the file (and
-the field), and every string is made safe to print. It is also the one door to a diff
-(``jitmagic.diff``, ``jitmagic diff``, the gates) of two records or saved reports."""
+"""Saved reports: ``--save`` writes a record's JSON, ``jitmagic.load`` reads it back
+trusting nothing; and the one door to a diff of two records or saved reports."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
-import re
 from typing import Any
 
 from ..comparison import READABLE
@@ -38,16 +34,13 @@ MAX_READ_S = 10.0
 
 
 def save(c: Comparison | Sweep | Lines | Ledger, path: str | os.PathLike) -> None:
-    """Write ``c.to_dict()`` as JSON (``null`` for numbers not measured or not finite),
-    whole or not at all (:func:`~jitmagic.model.saved.files.write_text`)."""
+    """Write ``c.to_dict()`` as JSON (non-finite numbers as ``null``), whole or not at all."""
     data = json.dumps(_finite(c.to_dict()), indent=1, allow_nan=False)
     files.write_text(path, data)
 
 
 def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
-    """Read a report written by ``--save`` or :func:`save`: ``ReportSchemaError`` naming
-    the file and the schema or field at fault for anything else, ``FileNotFoundError``
-    for a missing file."""
+    """Read a report written by :func:`save`; ``ReportSchemaError`` naming the file else."""
     name = os.fsdecode(os.fspath(path))
     try:
         raw = files.read_bytes(files.expand(path), MAX_BYTES)
@@ -61,15 +54,14 @@ def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
                                 f"({_short(exc)})") from None
     try:
         clean = schema.printable_tree(data) if schema.needs_printable(text) else data
-        if is_saved_lines(data):
-            with schema.time_limit(MAX_READ_S):
-                return Lines.from_dict(clean)
-        if is_saved_ledger(data):
-            with schema.time_limit(MAX_READ_S):
-                return Ledger.from_dict(clean)
-        _check_schema(data)
         with schema.time_limit(MAX_READ_S):
-            result = _decode(clean)
+            if is_saved_lines(data):
+                return Lines.from_dict(clean)
+            if is_saved_ledger(data):
+                return Ledger.from_dict(clean)
+            _check_schema(data)
+            sweep = data.get("schema") in SWEEP_READABLE or data.get("sweep") is not None
+            result = (Sweep if sweep else Comparison).from_dict(clean)
         _check_statistics(result)
         return result
     except schema.ReportSchemaError as exc:
@@ -78,18 +70,6 @@ def load(path: str | os.PathLike) -> Comparison | Sweep | Lines | Ledger:
             OverflowError) as exc:  # a check this version lacks: still the report's fault
         raise schema.ReportSchemaError(f"{name}: not a report this jitmagic reads "
                                 f"({type(exc).__name__}: {_short(exc)})") from None
-
-
-def _decode(data: Any) -> Comparison | Sweep:
-    if isinstance(data, dict) and (data.get("schema") in SWEEP_READABLE or (
-            data.get("schema") in READABLE and data.get("sweep") is not None)):
-        return Sweep.from_dict(data)
-    return Comparison.from_dict(data)
-
-
-_VERSIONED = re.compile(r"jitmagic\.(comparison|sweep)/(\d{1,9})")
-#: The newest version of each schema this jitmagic writes.
-_NEWEST = {"comparison": SCHEMA, "sweep": SWEEP_SCHEMA}
 
 
 def _check_schema(data: Any) -> None:
@@ -101,16 +81,11 @@ def _check_schema(data: Any) -> None:
     sweeps = ", ".join("/" + r.rsplit("/", 1)[1] for r in SWEEP_READABLE)
     reads = (f"this jitmagic writes {SCHEMA!r} and reads {versions} (sweeps: writes "
              f"{SWEEP_SCHEMA!r} and reads {sweeps})")
-    found = _VERSIONED.fullmatch(given) if isinstance(given, str) else None
-    if found and int(found[2]) > _version(_NEWEST[found[1]]):
+    if schema.newer(given, SCHEMA) or schema.newer(given, SWEEP_SCHEMA):
         raise schema.ReportSchemaError(f"written by a newer jitmagic (schema {given!r}): "
                                        f"{reads}; upgrade jitmagic to read it")
     raise schema.ReportSchemaError(f"cannot read a report with schema {_describe(given)}: "
                                    f"{reads}")
-
-
-def _version(name: str) -> int:
-    return int(name.rsplit("/", 1)[1])
 
 
 def _describe(value: Any) -> str:
@@ -123,8 +98,7 @@ def _describe(value: Any) -> str:
 
 
 def _check_statistics(result: Comparison | Sweep) -> None:
-    """Derive every phase's verdict once: samples no clock could give fail here, naming
-    the phase, not when the report is shown."""
+    """Derive every phase's verdict once: samples no clock could give fail here."""
     points = result.points if isinstance(result, Sweep) else (result,)
     for i, point in enumerate(points):
         for phase in PHASES:
@@ -163,8 +137,7 @@ def loaded(r: Any) -> Any:
 
 
 def as_comparison(r: Any) -> Comparison:
-    """``r`` itself, or the comparison saved at the path ``r``; ``ReportSchemaError`` for
-    any other record, ``FileNotFoundError`` for a missing file."""
+    """``r`` itself, or the comparison saved at the path ``r``."""
     return comparison_only(loaded(r))
 
 

@@ -1,5 +1,4 @@
-"""The files reports go to and come from: regular files only (never a FIFO, a device, a
-socket or a folder), written whole or not at all keeping mode, owner and hard links,
+"""The files reports go to and come from: regular files only, written whole or not at all,
 read at most :data:`MAX_BYTES` and never blocking; every error names the target."""
 
 from __future__ import annotations
@@ -20,8 +19,7 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
 
 
 def expand(path: str | os.PathLike) -> str:
-    """``path`` with a leading ``~`` or ``~user`` expanded as the shell does;
-    ``ValueError`` where it cannot be (no such user, no home folder)."""
+    """``path`` with a leading ``~`` or ``~user`` expanded; ``ValueError`` where it cannot be."""
     text = os.fsdecode(os.fspath(path))
     if not text.startswith("~"):
         return text
@@ -40,8 +38,7 @@ def kind_of(mode: int) -> str | None:
 
 
 def check_target(path: str | os.PathLike) -> Path:
-    """``path`` as an absolute path a report can be written to (``~`` expanded);
-    ``ValueError`` naming it for anything a report cannot be written to."""
+    """``path`` as an absolute path a report can be written to; ``ValueError`` naming it else."""
     target = Path(expand(path)).absolute()
     _check_kind(target)
     real = Path(os.path.realpath(target))
@@ -57,8 +54,7 @@ def check_target(path: str | os.PathLike) -> Path:
     return target
 
 
-#: Folders of the system's own files (``/dev/stdout`` is a regular file when the output
-#: is redirected to one).
+#: Folders of the system's own files (``/dev/stdout`` can be a regular file).
 SPECIAL = (Path("/dev"), Path("/proc"), Path("/sys"))
 
 
@@ -90,9 +86,7 @@ def _check_kind(target: Path) -> None:
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path``, a regular file or a new one, whole or not at
-    all: a file with other hard links is rewritten in place, any other replaced in one
-    step. ``ValueError`` for what :func:`check_target` refuses; ``OSError`` naming ``path``."""
+    """Write ``text`` to ``path`` whole or not at all (in place where it has other hard links)."""
     target = check_target(path)
     real = os.path.realpath(target)
     data = text.encode("utf-8")
@@ -119,7 +113,9 @@ def _replace(real: str, data: bytes, old: os.stat_result | None) -> None:
             f.flush()
             os.fsync(f.fileno())
         if old is None:
-            os.chmod(tmp, 0o666 & ~_umask())
+            mask = os.umask(0)  # the only way to read it is to set it
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
         else:
             os.chmod(tmp, stat.S_IMODE(old.st_mode))
             with contextlib.suppress(OSError):  # only root may give a file away
@@ -146,8 +142,7 @@ def _write_in_place(real: str, data: bytes, old: os.stat_result) -> None:
 
 
 def _reserve(fd: int, size: int) -> None:
-    """Room for ``size`` bytes before the old text is overwritten: a full disk fails here,
-    with the file as it was."""
+    """Room for ``size`` bytes before the old text is overwritten: a full disk fails here."""
     try:
         os.posix_fallocate(fd, 0, max(size, 1))
     except AttributeError:  # not on this platform
@@ -158,9 +153,7 @@ def _reserve(fd: int, size: int) -> None:
 
 
 def read_bytes(path: str | os.PathLike, limit: int = MAX_BYTES) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``limit`` of them;
-    ``FileNotFoundError`` for a missing file, ``ValueError`` naming the path for any other
-    kind of file or one over ``limit`` (opened non-blocking: nothing can hang)."""
+    """The bytes of the regular file at ``path``, at most ``limit``; ``ValueError`` else."""
     name = os.fsdecode(os.fspath(path))
     try:
         mode = os.stat(path).st_mode
@@ -198,9 +191,3 @@ def _too_large(name: str, size: int, limit: int) -> str:
 def _amount(size: int) -> str:
     """``65 MiB`` for whole mebibytes, else the bytes (never rounded to the limit's own)."""
     return f"{size // 2**20} MiB" if size and size % 2**20 == 0 else f"{size:,} bytes"
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -1,8 +1,5 @@
 """Reading a report someone else wrote: every field checked against a *kind*, a function
-``(value, where) -> value`` that returns the value as the record keeps it or raises
-:class:`ReportSchemaError` naming the field (``variants.flat.execute_loops: expected a
-count, got 'x'``). Records list their fields as ``(json key, attribute, kind, default)``
-rows (:class:`Saved`): one table both writes and reads them."""
+``(value, where) -> value`` that raises :class:`ReportSchemaError` naming the field."""
 
 from __future__ import annotations
 
@@ -52,10 +49,17 @@ def fail(where: str, expected: str, got: Any) -> NoReturn:
     raise ReportSchemaError(f"{where}: expected {expected}, got {_show(got)}")
 
 
+def newer(given: Any, newest: str) -> bool:
+    """Whether ``given`` is a later version of the schema ``newest`` (a newer jitmagic's)."""
+    kind, _, version = newest.rpartition("/")
+    found = re.fullmatch(rf"{re.escape(kind)}/(\d{{1,9}})", given) if isinstance(given, str) \
+        else None
+    return found is not None and int(found[1]) > int(version)
+
+
 def printable(s: str, lines: bool = False) -> str:
-    """``s`` with every :data:`UNPRINTABLE_IN_A_LINE` character (``lines``: every
-    :data:`UNPRINTABLE` one, newlines kept) written as its escape (``\\x1b``): safe to
-    print to a terminal, draw, or encode as UTF-8."""
+    """``s`` with every :data:`UNPRINTABLE_IN_A_LINE` character (``lines``: newlines kept)
+    written as its escape (``\\x1b``)."""
     found = UNPRINTABLE if lines else UNPRINTABLE_IN_A_LINE
     if not found.search(s):
         return s
@@ -73,8 +77,7 @@ def needs_printable(json_text: str) -> bool:
 
 
 def printable_tree(value: Any) -> Any:
-    """A decoded JSON document with every string in it, keys too, made :func:`printable`:
-    the one place where a report from someone else is made safe to show."""
+    """A decoded JSON document with every string in it, keys too, made :func:`printable`."""
     if isinstance(value, str):
         return printable(value, lines=True)  # each shown as one line where it is shown
     if isinstance(value, list):
@@ -233,10 +236,14 @@ def json_value(value: Any, where: str, depth: int = 4) -> Any:
 Field = tuple[str, str, Kind | None, Any]
 
 
+def same(kind: Kind | None, default: Any, *keys: str) -> tuple[Field, ...]:
+    """Rows of ``keys``, each saved under its attribute's own name, of one kind and default."""
+    return tuple((key, key, kind, default) for key in keys)
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Within this block, :func:`fields` fails once ``seconds`` have passed: a report built
-    to be slow to read is refused, not read for minutes."""
+    """Within this block, :func:`fields` fails once ``seconds`` have passed."""
     token = _DEADLINE.set(time.monotonic() + seconds)
     try:
         yield
@@ -252,9 +259,8 @@ def _check_time(where: str) -> None:
 
 
 def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
-    """``{attribute: decoded value}`` for each ``(key, attribute, kind, default)`` row: a
-    missing key takes its default (fails if :data:`REQUIRED`); a row of kind None is
-    written only (derived again, never read back)."""
+    """``{attribute: decoded value}`` for each ``(key, attribute, kind, default)`` row (kind
+    None: written only)."""
     obj(d, where)
     _check_time(where)
     out = {}
@@ -272,8 +278,7 @@ def fields(d: Any, table: tuple[Field, ...], where: str) -> dict[str, Any]:
 
 
 def encode(value: Any) -> Any:
-    """A record's value as JSON writes it: tuples as lists, dicts copied, NaN as null,
-    records as their ``to_dict()`` (or ``to_list()``, one saved as a row)."""
+    """A record's value as JSON writes it (NaN as null, records by ``to_dict``/``to_list``)."""
     if isinstance(value, tuple | list):
         return [encode(x) for x in value]
     if isinstance(value, dict):
@@ -298,9 +303,7 @@ def written(record: Any) -> dict[str, Any]:
 
 
 class Saved:
-    """A record saved as its :attr:`FIELDS` table says, each row's attribute under its
-    key; :attr:`WHERE` names it in messages; the keys in :attr:`SPARSE` are written only
-    where they differ from their default (as reports before them were)."""
+    """A record saved as its :attr:`FIELDS` table says (:attr:`SPARSE`: only off default)."""
 
     __slots__ = ()
     FIELDS: ClassVar[tuple[Field, ...]] = ()

@@ -1,3 +1,1 @@
-"""The one significance rule, the verdicts worded from it, and seconds and ratios as a
-person reads them: everything a record derives from its raw samples to say what they
-show."""
+"""The one significance rule, its verdicts, and seconds and ratios as a person reads them."""

@@ -1,6 +1,5 @@
-"""Whether the runs a report calls cold were cold: on a TPU a compiler does less with
-each repeat of a program in one process (docs/measuring.md), so a run whose compile fell
-well below its series' cold reference on both clocks was not cold, and is left out."""
+"""Whether the runs a report calls cold were cold: on a TPU a compiler does less with each
+repeat of a program in one process (docs/measuring.md); runs that were not are left out."""
 
 from __future__ import annotations
 
@@ -27,16 +26,14 @@ COLD_KEYS = tuple(k for stage in ("trace_s", "lower_s", COMPILE, FIRST_CALL)
 
 
 def reference(xs: Sequence[float]) -> float:
-    """A series' cold compile: the slower of its first run and its median (the median falls
-    with a compiler that keeps work, and the first run can be the warm one)."""
+    """A series' cold compile: the slower of its first run and its median."""
     return max(xs[0], median(list(xs)))
 
 
 def warm_runs(samples: Mapping[str, Sequence[float]],
               platform: str | None) -> tuple[int, ...]:
-    """The runs (0-based) of ``samples`` whose XLA compile fell under :data:`WARM_SHARE` of
-    :func:`reference` on both clocks; none without CPU time, without a known platform, or
-    on a backend that keeps no work between compiles."""
+    """The runs (0-based) whose XLA compile fell under :data:`WARM_SHARE` of
+    :func:`reference` on both clocks, on a backend that keeps work between compiles."""
     if platform is None or not backends.named(platform).keeps_work:
         return ()
     wall, cpu = on(samples, COMPILE, WALL), on(samples, COMPILE, CPU)
@@ -49,8 +46,7 @@ def warm_runs(samples: Mapping[str, Sequence[float]],
 
 def cold_only(samples: Mapping[str, Sequence[float]],
               platform: str | None) -> dict[str, list[float]]:
-    """``samples`` without the :func:`warm_runs`' entries of :data:`COLD_KEYS`: what a
-    verdict on the cold first call reads (a warm run would pass for the fastest)."""
+    """``samples`` without the :func:`warm_runs`' entries of :data:`COLD_KEYS`."""
     warm = set(warm_runs(samples, platform))
     return {key: [x for i, x in enumerate(xs) if not (warm and key in COLD_KEYS
                                                      and i in warm)]
@@ -59,9 +55,7 @@ def cold_only(samples: Mapping[str, Sequence[float]],
 
 def warm_extra(compile_s: float, samples: Mapping[str, Sequence[float]],
                platform: str | None) -> bool:
-    """Whether an extra compile after the runs (``--xla``'s profiled one, never faster than
-    a plain one) was not cold: under :data:`WARM_SHARE` of the runs' :func:`reference`
-    on wall time, on a backend that keeps work between compiles."""
+    """Whether an extra compile after the runs (``--xla``'s) was not cold, on wall time."""
     if platform is None or not backends.named(platform).keeps_work:
         return False
     wall = on(samples, COMPILE, WALL)

@@ -93,8 +93,7 @@ def threshold(runs: int) -> float:
 
 
 def kept(n: int) -> int:
-    """How many of a side's ``n`` runs the rule reads: the slowest quarter (at least one,
-    from three on) is set aside, as stalls only slow a run down."""
+    """How many of a side's ``n`` runs the rule reads: the slowest quarter is set aside."""
     return n if n < 3 else n - max(1, n // 4)
 
 
@@ -104,9 +103,7 @@ def fastest_logs(xs: Sequence[float]) -> list[float]:
 
 
 def shift_of_logs(a: Sequence[float], b: Sequence[float]) -> float:
-    """log(a's typical time / b's): the difference of the mean logs of each side's
-    :func:`kept` runs, on which the interval is centred (unbiased, and it wastes less of
-    the runs than the median)."""
+    """log(a's typical time / b's): the difference of the mean logs of the :func:`kept` runs."""
     return _mean(fastest_logs(a)) - _mean(fastest_logs(b))
 
 
@@ -123,8 +120,7 @@ def _mean(xs: list[float]) -> float:
 
 
 def _squares(xs: list[float]) -> float:
-    """The sum of squared deviations from the mean (fast: the rule is asked thousands of
-    times in simulations)."""
+    """The sum of squared deviations from the mean."""
     mean = _mean(xs)
     return math.fsum((x - mean) ** 2 for x in xs)
 

@@ -14,8 +14,7 @@ from .rule import json_number
 from .witness import WALL
 from .witness import Clock
 
-#: Why ``-r auto`` stopped taking rounds: the rule decided, the most rounds, the budget
-#: (saved in reports, so they never change).
+#: Why ``-r auto`` stopped taking rounds (saved in reports, so they never change).
 DECIDED, MOST_ROUNDS, BUDGET = "decided", "most pairs", "budget"
 #: How a part's record saves its rounds: how many (0: not recorded) and why they ended.
 ROUNDS_FIELDS: tuple[schema.Field, ...] = (
@@ -26,9 +25,7 @@ ROUNDS_FIELDS: tuple[schema.Field, ...] = (
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a verdict decided (``key``: ``"first_call"``, ``"per_call"``,
-    ``"target_compile"``), on which clock, of which record (``subject``; for orderings,
-    ``chosen`` against the other); its words: ``text`` in full, ``headline`` in a line."""
+    """What a verdict decided, on which clock, of which record; its words in full and in a line."""
 
     key: str
     difference: Difference

@@ -1,7 +1,5 @@
-"""Which clock decides a verdict: wall time on a quiet machine, the process's CPU time on
-a busy one, where wall time stretches with the wait and CPU time stays near the quiet
-answer (docs/significance.md). How busy is measured run by run: the seconds the
-process's threads waited for a CPU during each cold first call (``wait_s``)."""
+"""Which clock decides a verdict: wall time on a quiet machine, the process's CPU time on a
+busy one (docs/significance.md), busy as the cold first calls' waits for a CPU say."""
 
 from __future__ import annotations
 
@@ -29,12 +27,10 @@ class Clock(StrEnum):
 
 
 WALL, CPU = Clock.WALL, Clock.CPU
-#: Cold runs whose threads waited for a CPU this share of the time they were ready to run
-#: or more ran on a busy machine (docs/significance.md).
+#: Cold runs that waited for a CPU this share of their time or more ran on a busy machine.
 BUSY_SHARE = 0.1
 FIRST_CALL, WAIT = "first_call_s", "wait_s"
-#: How busy the machine was during each cold first call: this process's wait for a CPU,
-#: the machine's CPU pressure stall (PSI "some"), the load average at its end.
+#: How busy the machine was in each cold first call: the wait, PSI "some", the load average.
 CONTENTION_KEYS = (WAIT, "pressure_s", "load")
 
 
@@ -44,8 +40,7 @@ def cpu_key(key: str) -> str:
 
 
 def waited_share(rows: Iterable[Mapping[str, Sequence[float]]]) -> float | None:
-    """wait / (wait + CPU time) of ``rows``' cold first calls, all runs together (it does
-    not depend on how many threads ran at once); None: not measured (macOS)."""
+    """wait / (wait + CPU time) of ``rows``' cold first calls (None: not measured)."""
     waited = ran = 0.0
     for samples in rows:
         runs = list(zip(samples.get(WAIT, ()), samples.get(cpu_key(FIRST_CALL), ()),
@@ -67,8 +62,7 @@ LOAD_APART = 1.5
 
 
 def loads_differ(old: float | None, new: float | None) -> bool:
-    """Whether two waited shares are of materially different loads (:data:`LOAD_APART`;
-    unmeasured on either side: not known to differ)."""
+    """Whether two waited shares are of materially different loads (:data:`LOAD_APART`)."""
     if old is None or new is None:
         return False
     ran = sorted((1.0 - old, 1.0 - new))
@@ -76,8 +70,7 @@ def loads_differ(old: float | None, new: float | None) -> bool:
 
 
 def clock_for(rows: Sequence[Mapping[str, Sequence[float]]], key: str = FIRST_CALL) -> Clock:
-    """The clock that decides ``key`` between ``rows``: CPU where the machine was busy
-    and every row has as many CPU samples of ``key`` as wall samples, else wall."""
+    """CPU where the machine was busy and every row has CPU samples of ``key``, else wall."""
     if not is_busy(waited_share(rows)):
         return WALL
     return CPU if all(has_cpu(r, key) for r in rows) else WALL
@@ -95,14 +88,12 @@ def on(samples: Mapping[str, Sequence[float]], key: str, clock: Clock) -> list[f
     return list(samples.get(cpu_key(key) if clock is CPU else key, ()))
 
 
-#: CPU-time samples are judged only where each side's median is this many of the CPU
-#: clock's ticks or more (a sample is off by up to a tick).
+#: CPU-time samples are judged only where each side's median is this many ticks or more.
 RESOLVED_TICKS = 10
 
 
 def under_ticks(sides: Iterable[Sequence[float]], tick: float | None) -> bool:
-    """Whether CPU-time samples ``sides`` are too few ticks long to judge (``tick`` None
-    or NaN: not known, judged as before)."""
+    """Whether CPU-time samples ``sides`` are too few ticks long to judge."""
     if tick is None or not math.isfinite(tick) or tick <= 0:
         return False
     return any(xs and statistics.median(xs) < RESOLVED_TICKS * tick for xs in sides)
