@@ -59,6 +59,21 @@ def test_the_rule_reads_a_tpus_later_compiles_as_remembered_and_noise_as_not():
     assert memory.remembers(v5e) is True
 
 
+def test_cached_probes_are_judged_by_todays_rule_not_the_verdict_saved_with_them(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(memory.STANDIN_ENV, raising=False)
+    cache = tmp_path / "jitmagic" / "backend-memory" / f"{memory.key()}.json"
+    cache.parent.mkdir(parents=True)
+    v5e = [{"wall": [2.81, 2.89, 2.56, 2.26, 2.09], "cpu": [4.4, 4.17, 3.56, 3.42, 3.29]},
+           {"wall": [2.79, 2.63, 2.95, 2.78, 2.17], "cpu": [4.23, 3.94, 3.87, 3.81, 3.04]}]
+    # saved by an earlier rule, which read these probes as no warmth
+    cache.write_text(json.dumps({"remembers": False, "platform": "tpu", "probes": v5e}))
+    monkeypatch.setattr(fresh, "run_child", lambda *a, **k: pytest.fail("probed again"))
+    assert fresh.backend_memory()["remembers"] is True
+    assert fresh.session_remembers() is True
+
+
 @pytest.mark.slow
 def test_the_probe_says_a_cpu_does_not_remember_and_is_paid_once(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))

@@ -34,13 +34,20 @@ DEVICE_KEYS = ("backend", "devices", "device_count")
 HANG_S = 600.0
 
 
-def _known(path: Path) -> dict[str, Any] | None:
-    """The stand-in's answer, else the one cached at ``path`` (None: neither)."""
+def _cached() -> Path:
+    """Where this JAX's probes are kept (:func:`~jitmagic.backends.memory.key`)."""
+    return cache_root() / "backend-memory" / f"{memory.key()}.json"
+
+
+def _known() -> dict[str, Any] | None:
+    """The stand-in's answer, else the cached one, judged anew from its probes by
+    today's rule (None: neither)."""
     said = memory.standin()
     if said is not None:
         return {"remembers": said, "platform": None}
-    with contextlib.suppress(OSError, ValueError):
-        return dict(json.loads(path.read_text()))
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        found = dict(json.loads(_cached().read_text()))
+        return {**found, "remembers": memory.remembers(found["probes"])}
     return None
 
 
@@ -48,9 +55,7 @@ def backend_memory() -> dict[str, Any]:
     """Whether this JAX's backend remembers (``{"remembers": bool, "platform": ...}``):
     :func:`_known`, else no where JAX has only the CPU, else :data:`PROBES` probes in
     fresh processes, cached. A probe that does not finish answers no (sampled here)."""
-    path = cache_root() / "backend-memory" / f"{memory.key()}.json"
-    known = _known(path) or ({"remembers": False, "platform": "cpu"}
-                             if memory.only_cpu() else None)
+    known = _known() or ({"remembers": False, "platform": "cpu"} if memory.only_cpu() else None)
     if known is not None:
         return known
     probes = []
@@ -63,8 +68,8 @@ def backend_memory() -> dict[str, Any]:
     found = {"remembers": memory.remembers(probes), "platform": probes[0]["platform"],
              "device_kind": probes[0]["device_kind"], "probes": probes}
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(found))
+        _cached().parent.mkdir(parents=True, exist_ok=True)
+        _cached().write_text(json.dumps(found))
     return found
 
 
@@ -199,7 +204,7 @@ def in_fresh_processes(subjects: dict[str, Any]) -> dict[str, Any]:
 def session_remembers() -> bool:
     """Whether this process's backend remembers, asked without a probe (a process that
     holds the device cannot lend it): :func:`_known`, else by the backend's name."""
-    known = _known(cache_root() / "backend-memory" / f"{memory.key()}.json")
+    known = _known()
     return bool(known["remembers"]) if known else backends.running().keeps_work
 
 
