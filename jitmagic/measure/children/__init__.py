@@ -5,6 +5,8 @@ For work that must not share this process: a compile native code aborts on, a co
 sample where the compiler remembers, another JAX release. An :class:`Entry` (JSON in and
 out) runs in a session of its own, its output kept; a :class:`Script` shares the
 parent's output and is handed its signals. Nothing is left behind: no file, no process.
+An entry's child may be started :func:`ahead` of its inputs, so that a run of them pays
+the interpreter's start while the one before runs.
 """
 
 from __future__ import annotations
@@ -46,10 +48,13 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 @dataclass(frozen=True)
 class Entry:
-    """``module.function(inputs)`` in the child: inputs and result are JSON's values."""
+    """``module.function(inputs)`` in the child: inputs and result are JSON's values;
+    ``module.ready()`` first where ``ready`` is named (jitmagic's own start, done before
+    the inputs come: :func:`ahead`)."""
 
     module: str
     function: str
+    ready: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,22 +94,70 @@ def inside() -> bool:
 
 def run_child(what: Entry | Script, inputs: Any = None, *, timeout_s: float | None = None,
               python: str | None = None, env: Mapping[str, str] | None = None,
-              cwd: str | None = None, stop: Callable[[], bool] | None = None) -> ChildEnd:
-    """Run ``what`` in a fresh ``python`` with ``env`` added; how it ended. Past
-    ``timeout_s``, or once an entry's ``stop`` returns True, its process group is killed
-    and it reads as :class:`TimedOut`."""
+              cwd: str | None = None, stop: Callable[[], bool] | None = None,
+              started: Ahead | None = None) -> ChildEnd:
+    """Run ``what`` in a fresh ``python`` with ``env`` added (or in ``started``, its child
+    started :func:`ahead`, where it still waits); how it ended. Past ``timeout_s``, or once
+    an entry's ``stop`` returns True, its process group is killed and it reads as
+    :class:`TimedOut`."""
+    if started is not None and started.child.poll() is not None:
+        started.close()  # ended while it waited: a new one
+        started = None
+    child = started or ahead(what, python=python, env=env, cwd=cwd)
+    if isinstance(child, CouldNotStart):
+        return child
+    with child:
+        child.give(inputs)
+        status = _wait(child.child, what, timeout_s, stop)
+        return _end(status, what, child.files, timeout_s)
+
+
+class Ahead:
+    """A started child: for an entry, its interpreter up and its module imported (and
+    ready), waiting on its stdin for the inputs (:meth:`give`). Used as a context, it is
+    ended, reaped and its folder removed on leaving (:meth:`close`)."""
+
+    def __init__(self, what: Entry | Script, folder: tempfile.TemporaryDirectory,
+                 child: subprocess.Popen):
+        self.what, self.folder, self.child = what, folder, child
+        self.files = _Files(Path(folder.name))
+
+    def give(self, inputs: Any) -> None:
+        """Hand an entry its inputs (a script has them in its argv)."""
+        if self.child.stdin is not None:
+            with contextlib.suppress(OSError):  # it died meanwhile: its end says how
+                self.child.stdin.write(json.dumps(inputs).encode())
+                self.child.stdin.close()
+
+    def close(self) -> None:
+        """End the child (with its group, for an entry), reap it, remove its folder."""
+        _ended(self.child, isinstance(self.what, Entry))
+        with contextlib.suppress(OSError):  # what it was not given: no one reads it
+            self.child.stdin and self.child.stdin.close()
+        self.folder.cleanup()
+
+    def __enter__(self) -> Ahead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ahead(what: Entry | Script, *, python: str | None = None,
+          env: Mapping[str, str] | None = None, cwd: str | None = None
+          ) -> Ahead | CouldNotStart:
+    """Start ``what``'s child now; an entry's waits for its inputs (:meth:`Ahead.give`).
+    The caller ends it: :func:`run_child`, or :meth:`Ahead.close` where it is not used."""
     exe = python or sys.executable
-    with tempfile.TemporaryDirectory(prefix="jitmagic-child-") as folder:
-        files = _Files(Path(folder))
-        argv = [exe, "-X", "faulthandler", "-m", f"{__name__}.boot", str(files.request)]
-        files.request.write_text(json.dumps(_request(what, inputs, files)))
-        try:
-            child = _start(argv, what, files, _environment(env, files), cwd)
-        except OSError as exc:
-            return CouldNotStart(exe, exc.strerror or type(exc).__name__)
-        with _ended(child, isinstance(what, Entry)):
-            status = _wait(child, what, timeout_s, stop)
-        return _end(status, what, files, timeout_s)
+    folder = tempfile.TemporaryDirectory(prefix="jitmagic-child-")
+    files = _Files(Path(folder.name))
+    argv = [exe, "-X", "faulthandler", "-m", f"{__name__}.boot", str(files.request)]
+    files.request.write_text(json.dumps(_request(what, files)))
+    try:
+        return Ahead(what, folder, _start(argv, what, files, _environment(env, files), cwd))
+    except OSError as exc:
+        folder.cleanup()
+        return CouldNotStart(exe, exc.strerror or type(exc).__name__)
 
 
 class _Files:
@@ -121,10 +174,10 @@ def _lines(path: Path) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip()]
 
 
-def _request(what: Entry | Script, inputs: Any, files: _Files) -> dict[str, Any]:
+def _request(what: Entry | Script, files: _Files) -> dict[str, Any]:
     if isinstance(what, Script):
         return {"argv": list(what.argv), "result": str(files.result)}
-    return {"module": what.module, "function": what.function, "inputs": inputs,
+    return {"module": what.module, "function": what.function, "ready": what.ready,
             "result": str(files.result)}
 
 
@@ -143,27 +196,23 @@ def _start(argv: list[str], what: Entry | Script, files: _Files, env: dict[str, 
     if isinstance(what, Script):  # the parent's output, a group of its own (FORWARDED)
         return subprocess.Popen(argv, env=env, cwd=cwd, process_group=0)
     with files.output.open("wb") as out:
-        return subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+        return subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
 
 
-@contextlib.contextmanager
-def _ended(child: subprocess.Popen, own_group: bool) -> Iterator[None]:
-    """After (a Ctrl-C or an error included) ``child`` has ended and been reaped: killed
-    where it still runs, with ``own_group`` its whole group (for up to :data:`REAP_S`)."""
-    try:
-        yield
-    finally:
-        end = time.monotonic() + REAP_S
-        with contextlib.suppress(ProcessLookupError):
-            if own_group:
-                os.killpg(child.pid, signal.SIGKILL)
-            elif child.poll() is None:
-                child.kill()
-            while time.monotonic() < end:
-                child.poll()  # reaped: a zombie of it would still count in the group
-                os.killpg(child.pid, 0) if own_group else os.kill(child.pid, 0)
-                time.sleep(0.01)
+def _ended(child: subprocess.Popen, own_group: bool) -> None:
+    """``child`` ended (with ``own_group`` its whole group) where it still runs, and
+    reaped (for up to :data:`REAP_S`)."""
+    end = time.monotonic() + REAP_S
+    with contextlib.suppress(ProcessLookupError):
+        if own_group:
+            os.killpg(child.pid, signal.SIGKILL)
+        elif child.poll() is None:
+            child.kill()
+        while time.monotonic() < end:
+            child.poll()  # reaped: a zombie of it would still count in the group
+            os.killpg(child.pid, 0) if own_group else os.kill(child.pid, 0)
+            time.sleep(0.01)
 
 
 def _wait(child: subprocess.Popen, what: Entry | Script, timeout_s: float | None,
