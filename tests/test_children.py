@@ -80,7 +80,7 @@ def test_a_child_started_ahead_is_ready_before_its_inputs_and_one_not_given_leav
     while "ready" not in _stages(used) and time.monotonic() < end:
         time.sleep(0.05)
     assert _stages(used) == ["ready"] and used.child.poll() is None  # waits for its inputs
-    said = run_child(entry, {"numbers": [4, 5]}, started=used)
+    said = used.run({"numbers": [4, 5]}, 60)
     assert isinstance(said, Finished) and said.result == {"sum": 9, "pid": used.child.pid}
     assert said.stage == "adding"
     pid = unused.child.pid

@@ -94,40 +94,40 @@ def inside() -> bool:
 
 def run_child(what: Entry | Script, inputs: Any = None, *, timeout_s: float | None = None,
               python: str | None = None, env: Mapping[str, str] | None = None,
-              cwd: str | None = None, stop: Callable[[], bool] | None = None,
-              started: Ahead | None = None) -> ChildEnd:
-    """Run ``what`` in a fresh ``python`` with ``env`` added (or in ``started``, its child
-    started :func:`ahead`, where it still waits); how it ended. Past ``timeout_s``, or once
-    an entry's ``stop`` returns True, its process group is killed and it reads as
-    :class:`TimedOut`."""
-    if started is not None and started.child.poll() is not None:
-        started.close()  # ended while it waited: a new one
-        started = None
-    child = started or ahead(what, python=python, env=env, cwd=cwd)
-    if isinstance(child, CouldNotStart):
-        return child
-    with child:
-        child.give(inputs)
-        status = _wait(child.child, what, timeout_s, stop)
-        return _end(status, what, child.files, timeout_s)
+              cwd: str | None = None, stop: Callable[[], bool] | None = None) -> ChildEnd:
+    """Run ``what`` in a fresh ``python`` with ``env`` added; how it ended
+    (:meth:`Ahead.run`)."""
+    child = ahead(what, python=python, env=env, cwd=cwd)
+    return child if isinstance(child, CouldNotStart) else child.run(inputs, timeout_s, stop)
 
 
 class Ahead:
     """A started child: for an entry, its interpreter up and its module imported (and
-    ready), waiting on its stdin for the inputs (:meth:`give`). Used as a context, it is
-    ended, reaped and its folder removed on leaving (:meth:`close`)."""
+    ready), waiting on its stdin for the inputs (:meth:`run`)."""
 
     def __init__(self, what: Entry | Script, folder: tempfile.TemporaryDirectory,
                  child: subprocess.Popen):
         self.what, self.folder, self.child = what, folder, child
         self.files = _Files(Path(folder.name))
 
-    def give(self, inputs: Any) -> None:
-        """Hand an entry its inputs (a script has them in its argv)."""
-        if self.child.stdin is not None:
-            with contextlib.suppress(OSError):  # it died meanwhile: its end says how
-                self.child.stdin.write(json.dumps(inputs).encode())
-                self.child.stdin.close()
+    def run(self, inputs: Any = None, timeout_s: float | None = None,
+            stop: Callable[[], bool] | None = None) -> ChildEnd:
+        """Hand an entry its ``inputs`` (a script has them in its argv); how it ended, then
+        :meth:`close`. Past ``timeout_s``, or once an entry's ``stop`` returns True, its
+        process group is killed and it reads as :class:`TimedOut`."""
+        try:
+            if self.child.stdin is not None:
+                with contextlib.suppress(OSError):  # it died meanwhile: its end says how
+                    self.child.stdin.write(json.dumps(inputs).encode())
+                    self.child.stdin.close()
+            status = _wait(self.child, self.what, timeout_s, stop)
+            return _end(status, self.what, self.files, timeout_s)
+        finally:
+            self.close()
+
+    def waiting(self) -> bool:
+        """Whether it still runs (an entry's, waiting for its inputs)."""
+        return self.child.poll() is None
 
     def close(self) -> None:
         """End the child (with its group, for an entry), reap it, remove its folder."""
@@ -136,18 +136,12 @@ class Ahead:
             self.child.stdin and self.child.stdin.close()
         self.folder.cleanup()
 
-    def __enter__(self) -> Ahead:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 def ahead(what: Entry | Script, *, python: str | None = None,
           env: Mapping[str, str] | None = None, cwd: str | None = None
           ) -> Ahead | CouldNotStart:
-    """Start ``what``'s child now; an entry's waits for its inputs (:meth:`Ahead.give`).
-    The caller ends it: :func:`run_child`, or :meth:`Ahead.close` where it is not used."""
+    """Start ``what``'s child now; an entry's waits for its inputs. The caller ends it:
+    :meth:`Ahead.run`, or :meth:`Ahead.close` where it is not used."""
     exe = python or sys.executable
     folder = tempfile.TemporaryDirectory(prefix="jitmagic-child-")
     files = _Files(Path(folder.name))

@@ -186,9 +186,10 @@ class ChildSubject:
         """A ``ColdSample`` of the child's times, with this process's program."""
         check.begin("first call, in a fresh process")  # the progress line's round and stage
         started = clocks.wall()
-        end = run_child(self.spawn.entry, {"argv": list(self.spawn.argv), "sample": self.name},
-                        timeout_s=self.spawn.timeout_s, stop=check.due,
-                        started=_started_ahead(self.spawn.entry))
+        inputs = {"argv": list(self.spawn.argv), "sample": self.name}
+        this = _started_ahead(self.spawn.entry)
+        end = this.run(inputs, self.spawn.timeout_s, check.due) if this else run_child(
+            self.spawn.entry, inputs, timeout_s=self.spawn.timeout_s, stop=check.due)
         check.poll("its cold sample in a fresh process")
         if not isinstance(end, Finished):  # a crash, a hang, an error: the variant's finding
             raise RuntimeError(f"its cold sample in a fresh process ended without a result: "
@@ -208,9 +209,10 @@ class ChildSubject:
 
 
 def _started_ahead(entry: Entry) -> Ahead | None:
-    """The child started for this sample while the one before ran (None: none was), and a
-    child started now for the next: its interpreter's start and jitmagic's import paid
-    while this one runs, before this one's timed compile (the device's start comes first)."""
+    """The child started for this sample while the one before ran (None: none was, or it
+    ended), and a child started now for the next: its interpreter's start and jitmagic's
+    import paid while this one runs, before this one's timed compile (the device's start
+    comes first)."""
     waiting = _NEXT.get()
     if waiting is None:
         return None
@@ -218,6 +220,9 @@ def _started_ahead(entry: Entry) -> Ahead | None:
     following = ahead(entry)
     if isinstance(following, Ahead):
         waiting.append(following)
+    if this is not None and not this.waiting():
+        this.close()  # ended before its inputs: not the variant's doing
+        return None
     return this
 
 
