@@ -16,11 +16,6 @@ def succeeds(inputs):
     return {"sum": sum(inputs["numbers"]), "pid": os.getpid()}
 
 
-def ready():
-    """What an entry started ahead does before its inputs come."""
-    stage("ready")
-
-
 def raises(inputs):
     stage("checking")
     raise ValueError(f"bad input {inputs!r}")

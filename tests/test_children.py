@@ -15,7 +15,6 @@ import pytest
 
 from jitmagic.measure.children import Entry
 from jitmagic.measure.children import Script
-from jitmagic.measure.children import ahead
 from jitmagic.measure.children import run_child
 from jitmagic.model.progress import CouldNotStart
 from jitmagic.model.progress import Crashed
@@ -70,28 +69,6 @@ def test_a_child_that_hangs_is_killed_with_its_group_within_the_timeout(tmp_path
     assert not psutil.pid_exists(child) and not _alive(grandchild)
     assert psutil.Process().children(recursive=True) == []
     assert str(end) == "the child process ran past its 3 s and was killed (while hanging)"
-
-
-def test_a_child_started_ahead_is_ready_before_its_inputs_and_one_not_given_leaves_nothing():
-    before = _leftovers()
-    entry = Entry("child_standins", "succeeds", "ready")
-    used, unused = ahead(entry, cwd=TESTS), ahead(entry, cwd=TESTS)
-    end = time.monotonic() + 60
-    while "ready" not in _stages(used) and time.monotonic() < end:
-        time.sleep(0.05)
-    assert _stages(used) == ["ready"] and used.child.poll() is None  # waits for its inputs
-    said = used.run({"numbers": [4, 5]}, 60)
-    assert isinstance(said, Finished) and said.result == {"sum": 9, "pid": used.child.pid}
-    assert said.stage == "adding"
-    pid = unused.child.pid
-    unused.close()
-    assert not _alive(pid) and _leftovers() == before
-    assert psutil.Process().children(recursive=True) == []
-
-
-def _stages(child) -> list[str]:
-    path = child.files.stage
-    return path.read_text().split() if path.exists() else []
 
 
 def _alive(pid: int) -> bool:

@@ -58,7 +58,6 @@ from ..options.table import specs_for
 from ..render.bundle import at_a_glance
 from ..render.bundle import stopped_note
 from ..render.bundle import text
-from ..usercode import user_file
 from . import launcher
 from .notebook_progress import progress_for
 from .output import check_endings
@@ -312,8 +311,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
         check_compiles(source, filename)
     swept = options.sweep[0] if options.sweep else None
     spawn = None if args.processes else fresh.for_command(
-        Entry(__name__, measure_in_child.__name__, ready_for_child.__name__), args.file,
-        sys.argv[1:], options)
+        Entry(__name__, measure_in_child.__name__), args.file, sys.argv[1:], options)
     prelude = run_prelude(source, filename or "<demo>", namespace, swept)
     # jax not imported by the file's lines: nothing can have started its backend
     started = prelude.backend_started and prelude.imported_by != "jitmagic"
@@ -348,12 +346,6 @@ def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
         raise InputError("a child measures one comparison: leave --sweep out")
     with fresh.only(inputs.get("sample", "")):  # one variant's cold sample, or all here
         return run_isolated(args, script_args).to_dict()
-
-
-def ready_for_child() -> None:
-    """A cold sample's child, before its inputs come: the installed packages' layout read
-    (once a process, :func:`~jitmagic.usercode.user_file`), while the sample before runs."""
-    user_file(__file__)
 
 
 def _parsed(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:

@@ -5,8 +5,6 @@ For work that must not share this process: a compile native code aborts on, a co
 sample where the compiler remembers, another JAX release. An :class:`Entry` (JSON in and
 out) runs in a session of its own, its output kept; a :class:`Script` shares the
 parent's output and is handed its signals. Nothing is left behind: no file, no process.
-An entry's child may be started :func:`ahead` of its inputs, so that a run of them pays
-the interpreter's start while the one before runs.
 """
 
 from __future__ import annotations
@@ -48,13 +46,10 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 @dataclass(frozen=True)
 class Entry:
-    """``module.function(inputs)`` in the child: inputs and result are JSON's values;
-    ``module.ready()`` first where ``ready`` is named (jitmagic's own start, done before
-    the inputs come: :func:`ahead`)."""
+    """``module.function(inputs)`` in the child: inputs and result are JSON's values."""
 
     module: str
     function: str
-    ready: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,63 +90,21 @@ def inside() -> bool:
 def run_child(what: Entry | Script, inputs: Any = None, *, timeout_s: float | None = None,
               python: str | None = None, env: Mapping[str, str] | None = None,
               cwd: str | None = None, stop: Callable[[], bool] | None = None) -> ChildEnd:
-    """Run ``what`` in a fresh ``python`` with ``env`` added; how it ended
-    (:meth:`Ahead.run`)."""
-    child = ahead(what, python=python, env=env, cwd=cwd)
-    return child if isinstance(child, CouldNotStart) else child.run(inputs, timeout_s, stop)
-
-
-class Ahead:
-    """A started child: for an entry, its interpreter up and its module imported (and
-    ready), waiting on its stdin for the inputs (:meth:`run`)."""
-
-    def __init__(self, what: Entry | Script, folder: tempfile.TemporaryDirectory,
-                 child: subprocess.Popen):
-        self.what, self.folder, self.child = what, folder, child
-        self.files = _Files(Path(folder.name))
-
-    def run(self, inputs: Any = None, timeout_s: float | None = None,
-            stop: Callable[[], bool] | None = None) -> ChildEnd:
-        """Hand an entry its ``inputs`` (a script has them in its argv); how it ended, then
-        :meth:`close`. Past ``timeout_s``, or once an entry's ``stop`` returns True, its
-        process group is killed and it reads as :class:`TimedOut`."""
-        try:
-            if self.child.stdin is not None:
-                with contextlib.suppress(OSError):  # it died meanwhile: its end says how
-                    self.child.stdin.write(json.dumps(inputs).encode())
-                    self.child.stdin.close()
-            status = _wait(self.child, self.what, timeout_s, stop)
-            return _end(status, self.what, self.files, timeout_s)
-        finally:
-            self.close()
-
-    def waiting(self) -> bool:
-        """Whether it still runs (an entry's, waiting for its inputs)."""
-        return self.child.poll() is None
-
-    def close(self) -> None:
-        """End the child (with its group, for an entry), reap it, remove its folder."""
-        _ended(self.child, isinstance(self.what, Entry))
-        with contextlib.suppress(OSError):  # what it was not given: no one reads it
-            self.child.stdin and self.child.stdin.close()
-        self.folder.cleanup()
-
-
-def ahead(what: Entry | Script, *, python: str | None = None,
-          env: Mapping[str, str] | None = None, cwd: str | None = None
-          ) -> Ahead | CouldNotStart:
-    """Start ``what``'s child now; an entry's waits for its inputs. The caller ends it:
-    :meth:`Ahead.run`, or :meth:`Ahead.close` where it is not used."""
+    """Run ``what`` in a fresh ``python`` with ``env`` added; how it ended. Past
+    ``timeout_s``, or once an entry's ``stop`` returns True, its process group is killed
+    and it reads as :class:`TimedOut`."""
     exe = python or sys.executable
-    folder = tempfile.TemporaryDirectory(prefix="jitmagic-child-")
-    files = _Files(Path(folder.name))
-    argv = [exe, "-X", "faulthandler", "-m", f"{__name__}.boot", str(files.request)]
-    files.request.write_text(json.dumps(_request(what, files)))
-    try:
-        return Ahead(what, folder, _start(argv, what, files, _environment(env, files), cwd))
-    except OSError as exc:
-        folder.cleanup()
-        return CouldNotStart(exe, exc.strerror or type(exc).__name__)
+    with tempfile.TemporaryDirectory(prefix="jitmagic-child-") as folder:
+        files = _Files(Path(folder))
+        argv = [exe, "-X", "faulthandler", "-m", f"{__name__}.boot", str(files.request)]
+        files.request.write_text(json.dumps(_request(what, inputs, files)))
+        try:
+            child = _start(argv, what, files, _environment(env, files), cwd)
+        except OSError as exc:
+            return CouldNotStart(exe, exc.strerror or type(exc).__name__)
+        with _ended(child, isinstance(what, Entry)):
+            status = _wait(child, what, timeout_s, stop)
+        return _end(status, what, files, timeout_s)
 
 
 class _Files:
@@ -168,10 +121,10 @@ def _lines(path: Path) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip()]
 
 
-def _request(what: Entry | Script, files: _Files) -> dict[str, Any]:
+def _request(what: Entry | Script, inputs: Any, files: _Files) -> dict[str, Any]:
     if isinstance(what, Script):
         return {"argv": list(what.argv), "result": str(files.result)}
-    return {"module": what.module, "function": what.function, "ready": what.ready,
+    return {"module": what.module, "function": what.function, "inputs": inputs,
             "result": str(files.result)}
 
 
@@ -190,23 +143,27 @@ def _start(argv: list[str], what: Entry | Script, files: _Files, env: dict[str, 
     if isinstance(what, Script):  # the parent's output, a group of its own (FORWARDED)
         return subprocess.Popen(argv, env=env, cwd=cwd, process_group=0)
     with files.output.open("wb") as out:
-        return subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=out,
+        return subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _ended(child: subprocess.Popen, own_group: bool) -> None:
-    """``child`` ended (with ``own_group`` its whole group) where it still runs, and
-    reaped (for up to :data:`REAP_S`)."""
-    end = time.monotonic() + REAP_S
-    with contextlib.suppress(ProcessLookupError):
-        if own_group:
-            os.killpg(child.pid, signal.SIGKILL)
-        elif child.poll() is None:
-            child.kill()
-        while time.monotonic() < end:
-            child.poll()  # reaped: a zombie of it would still count in the group
-            os.killpg(child.pid, 0) if own_group else os.kill(child.pid, 0)
-            time.sleep(0.01)
+@contextlib.contextmanager
+def _ended(child: subprocess.Popen, own_group: bool) -> Iterator[None]:
+    """After (a Ctrl-C or an error included) ``child`` has ended and been reaped: killed
+    where it still runs, with ``own_group`` its whole group (for up to :data:`REAP_S`)."""
+    try:
+        yield
+    finally:
+        end = time.monotonic() + REAP_S
+        with contextlib.suppress(ProcessLookupError):
+            if own_group:
+                os.killpg(child.pid, signal.SIGKILL)
+            elif child.poll() is None:
+                child.kill()
+            while time.monotonic() < end:
+                child.poll()  # reaped: a zombie of it would still count in the group
+                os.killpg(child.pid, 0) if own_group else os.kill(child.pid, 0)
+                time.sleep(0.01)
 
 
 def _wait(child: subprocess.Popen, what: Entry | Script, timeout_s: float | None,

@@ -30,16 +30,12 @@ def _die_with_parent() -> None:
 
 
 def _entry(request: dict[str, Any]) -> None:
-    """Import the entry's module (and make it ready), then call the entry with the inputs
-    its stdin gives; write ``{"result": ...}`` or ``{"error": [type, message]}`` to the
-    result file. The process then ends at once, without the interpreter's teardown (where
-    XLA's threads may still crash it)."""
+    """Call the entry with its inputs; write ``{"result": ...}`` or ``{"error": [type,
+    message]}`` to the result file. The process then ends at once, without the
+    interpreter's teardown (where XLA's threads may still crash it)."""
     try:
-        module = importlib.import_module(request["module"])
-        if request.get("ready"):
-            getattr(module, request["ready"])()
-        inputs = json.load(sys.stdin)
-        said: dict[str, Any] = {"result": getattr(module, request["function"])(inputs)}
+        fn = getattr(importlib.import_module(request["module"]), request["function"])
+        said: dict[str, Any] = {"result": fn(request["inputs"])}
     except Exception as exc:  # noqa: BLE001 (the child's error is its parent's finding)
         said = {"error": [type(exc).__name__, str(exc)]}
     with open(request["result"], "w") as out:

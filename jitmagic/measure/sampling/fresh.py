@@ -21,9 +21,7 @@ from ... import backends
 from ...backends import memory
 from ...model import parts as table
 from ...model.progress import Finished
-from ..children import Ahead
 from ..children import Entry
-from ..children import ahead
 from ..children import run_child
 from ..environments import cache_root
 from . import clocks
@@ -87,9 +85,6 @@ class Children:
 
 _CHILDREN: contextvars.ContextVar[Children | None] = contextvars.ContextVar(
     "jitmagic_children", default=None)
-#: The child started for the next cold sample while the one before runs (none yet).
-_NEXT: contextvars.ContextVar[list[Ahead] | None] = contextvars.ContextVar(
-    "jitmagic_next_child", default=None)
 #: In a child: the variant whose one cold sample it takes (the others are skipped).
 _ONLY: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "jitmagic_only", default=None)
@@ -104,17 +99,9 @@ def _set(var: contextvars.ContextVar, value: Any) -> Iterator[None]:
         var.reset(token)
 
 
-@contextlib.contextmanager
-def in_children(children: Children | None) -> Iterator[None]:
-    """Within, the comparison's cold samples are taken by ``children`` (None: here); the
-    child started ahead for a next sample that did not come is ended on leaving."""
-    waiting: list[Ahead] = []
-    with _set(_CHILDREN, children), _set(_NEXT, waiting):
-        try:
-            yield
-        finally:
-            for child in waiting:
-                child.close()
+def in_children(children: Children | None) -> contextlib.AbstractContextManager:
+    """Within, the comparison's cold samples are taken by ``children`` (None: here)."""
+    return _set(_CHILDREN, children)
 
 
 def only(variant: str | None) -> contextlib.AbstractContextManager:
@@ -186,10 +173,8 @@ class ChildSubject:
         """A ``ColdSample`` of the child's times, with this process's program."""
         check.begin("first call, in a fresh process")  # the progress line's round and stage
         started = clocks.wall()
-        inputs = {"argv": list(self.spawn.argv), "sample": self.name}
-        this = _started_ahead(self.spawn.entry)
-        end = this.run(inputs, self.spawn.timeout_s, check.due) if this else run_child(
-            self.spawn.entry, inputs, timeout_s=self.spawn.timeout_s, stop=check.due)
+        end = run_child(self.spawn.entry, {"argv": list(self.spawn.argv), "sample": self.name},
+                        timeout_s=self.spawn.timeout_s, stop=check.due)
         check.poll("its cold sample in a fresh process")
         if not isinstance(end, Finished):  # a crash, a hang, an error: the variant's finding
             raise RuntimeError(f"its cold sample in a fresh process ended without a result: "
@@ -206,24 +191,6 @@ class ChildSubject:
 
     def describe(self, cold: Any) -> Any:
         return self.here.describe(cold)
-
-
-def _started_ahead(entry: Entry) -> Ahead | None:
-    """The child started for this sample while the one before ran (None: none was, or it
-    ended), and a child started now for the next: its interpreter's start and jitmagic's
-    import paid while this one runs, before this one's timed compile (the device's start
-    comes first)."""
-    waiting = _NEXT.get()
-    if waiting is None:
-        return None
-    this = waiting.pop() if waiting else None
-    following = ahead(entry)
-    if isinstance(following, Ahead):
-        waiting.append(following)
-    if this is not None and not this.waiting():
-        this.close()  # ended before its inputs: not the variant's doing
-        return None
-    return this
 
 
 def in_fresh_processes(subjects: dict[str, Any]) -> dict[str, Any]:
