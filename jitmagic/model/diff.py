@@ -30,10 +30,9 @@ from .stats.rule import Difference
 from .stats.rule import difference
 from .stats.rule import json_number
 from .stats.rule import median
-from .stats.witness import CPU
 from .stats.witness import WALL
 from .stats.witness import Clock
-from .stats.witness import has_cpu
+from .stats.witness import clock_for
 from .stats.witness import is_busy
 from .stats.witness import loads_differ
 from .stats.witness import on
@@ -304,11 +303,9 @@ def judged_samples(old: Comparison, new: Comparison, variant: str,
 
 
 def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> Clock:
-    """CPU time where either report was busy and both have it for every run; else wall."""
-    if not (old.busy or new.busy):
-        return WALL
-    rows = (old.variants[variant].samples, new.variants[variant].samples)
-    return CPU if all(has_cpu(r, phase) for r in rows) else WALL
+    """:func:`clock_for` where either report was busy."""
+    return clock_for([old.variants[variant].samples, new.variants[variant].samples], phase,
+                     busy=old.busy or new.busy)
 
 
 def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str,
@@ -427,12 +424,12 @@ def effort_diff(old: Comparison, new: Comparison) -> EffortDiff | None:
 
 def effort_clock(old: Comparison, new: Comparison,
                  pairs: list[tuple[Samples, Samples]]) -> Clock:
-    """The effort table's clock, chosen as :func:`judged_clock` chooses a stage's."""
+    """The effort table's clock: :func:`clock_for` where either report or its effort was
+    busy, on the rows that hold a compile."""
     sides = [[x for x, _ in pairs], [y for _, y in pairs]]
     busy = old.busy or new.busy or any(is_busy(waited_share(rows)) for rows in sides)
     measured = [r for rows in sides for r in rows if r.get(COMPILE)]
-    cpu = measured and all(has_cpu(r, k) for r in measured for k in (COMPILE, EXECUTE))
-    return CPU if busy and cpu else WALL
+    return clock_for(measured, COMPILE, EXECUTE, busy=busy)
 
 
 #: Each part a diff compares (by its name in :data:`.parts.PARTS`), and its differ.

@@ -23,6 +23,7 @@ from .stats.witness import CPU
 from .stats.witness import WAIT
 from .stats.witness import WALL
 from .stats.witness import Clock
+from .stats.witness import clock_for
 from .stats.witness import is_busy
 from .stats.witness import on
 
@@ -121,9 +122,8 @@ def waited_share(rows: Sequence[Mapping[str, Sequence[float]]]) -> float | None:
 
 def target_clock(flat: Mapping[str, Sequence[float]],
                  nested: Mapping[str, Sequence[float]]) -> Clock:
-    """The clock that decides: CPU time where the machine was busy and both rows have it."""
-    busy = is_busy(waited_share([flat, nested]))
-    return CPU if busy and to_compiled(flat, CPU) and to_compiled(nested, CPU) else WALL
+    """:func:`clock_for` both rows' stages, busy as :func:`waited_share` says."""
+    return clock_for([flat, nested], *STAGES, busy=is_busy(waited_share([flat, nested])))
 
 
 def to_compiled(samples: Mapping[str, Sequence[float]], clock: Clock = WALL) -> list[float]:

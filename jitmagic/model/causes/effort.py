@@ -27,7 +27,6 @@ from ..stats.rule import median
 from ..stats.verdicts import ROUNDS_FIELDS
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
-from ..stats.witness import WALL
 from ..stats.witness import Clock
 from ..stats.witness import clock_for
 from ..stats.witness import cpu_key
@@ -252,9 +251,7 @@ class Effort(schema.Saved):
 
 def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> Clock:
     """The one clock of an effort record whose rows (the default's first) hold these."""
-    measured = measured_rows(rows)
-    compiled, called = clock_for(measured, COMPILE), clock_for(measured, EXECUTE)
-    return compiled if compiled == called else WALL
+    return clock_for(measured_rows(rows), COMPILE, EXECUTE)
 
 
 def measured_rows(rows: Sequence[Mapping[str, Sequence[float]]]
