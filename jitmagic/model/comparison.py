@@ -69,13 +69,11 @@ EXECUTE = "execute_s"
 class Sharding(schema.Saved):
     """Each sharded argument's spec; per variant, whether it kept them (None: not said)."""
 
-    inputs: tuple[str, ...]
-    kept_input_shardings: dict[str, bool | None]
+    inputs: tuple[str, ...] = schema.saved(schema.items(schema.text))
+    kept_input_shardings: dict[str, bool | None] = schema.saved(
+        schema.mapping(schema.optional(schema.flag)))
 
     WHERE = "sharding"
-    FIELDS = (("inputs", "inputs", schema.items(schema.text), schema.REQUIRED),
-              ("kept_input_shardings", "kept_input_shardings",
-               schema.mapping(schema.optional(schema.flag)), schema.REQUIRED))
 
 
 @dataclass(frozen=True)

@@ -57,16 +57,14 @@ class Memory(schema.Saved):
 class EffortRow(schema.Saved):
     """``--effort`` with ``--target``: the flat program's compile at one effort setting."""
 
-    name: str  # "default", "jax_optimization_level=O0"
-    line: str  # what sets it: 'jax.config.update("jax_optimization_level", "O0")'
-    compile_s: tuple[float, ...] = ()
-    compile_cpu_s: tuple[float, ...] = ()
-    error: str | None = None
-
-    FIELDS = (*schema.same(schema.text, schema.REQUIRED, "name", "line"),
-              *schema.same(schema.items(schema.seconds), schema.REQUIRED, "compile_s",
-                           "compile_cpu_s"),
-              ("error", "error", schema.optional(schema.text), None))
+    name: str = schema.saved(schema.text)  # "default", "jax_optimization_level=O0"
+    #: what sets it: 'jax.config.update("jax_optimization_level", "O0")'
+    line: str = schema.saved(schema.text)
+    compile_s: tuple[float, ...] = schema.saved(schema.items(schema.seconds),
+                                                (), missing=schema.REQUIRED)
+    compile_cpu_s: tuple[float, ...] = schema.saved(schema.items(schema.seconds),
+                                                    (), missing=schema.REQUIRED)
+    error: str | None = schema.saved(schema.optional(schema.text), None)
 
     @property
     def samples(self) -> dict[str, list[float]]:
@@ -77,28 +75,27 @@ class EffortRow(schema.Saved):
 class TargetCompile(schema.Saved):
     """What a comparison was compiled for, and on what (see the module's docstring)."""
 
-    topology: str  # "v5e:2x2"
-    devices: int  # the topology's devices (chips, or cores where each is a device)
-    device_kind: str  # as JAX names it: "TPU v5 lite"
-    host: str  # this host, whose seconds the stages are: "2-core x86_64 CPU"
-    placement: str  # :data:`ONE_DEVICE`, :data:`REPLICATED` or :data:`YOURS`
-    hbm_bytes: int | None = None  # one device's HBM (None: not known for this kind)
+    topology: str = schema.saved(schema.text)  # "v5e:2x2"
+    #: the topology's devices (chips, or cores where each is a device)
+    devices: int = schema.saved(schema.count)
+    device_kind: str = schema.saved(schema.text)  # as JAX names it: "TPU v5 lite"
+    #: this host, whose seconds the stages are: "2-core x86_64 CPU"
+    host: str = schema.saved(schema.text)
+    #: :data:`ONE_DEVICE`, :data:`REPLICATED` or :data:`YOURS`
+    placement: str = schema.saved(schema.text)
+    #: one device's HBM (None: not known for this kind)
+    hbm_bytes: int | None = schema.saved(schema.optional(schema.count), None)
     memory: dict[str, Memory] = field(default_factory=dict)  # by variant
     #: By variant, the runs (0-based) whose compile was not cold.
     warm: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    libtpu: str = ""  # libtpu's version
+    libtpu: str = schema.saved(schema.text, "")  # libtpu's version
     placement_notes: tuple[Noted, ...] = ()  # non-array arguments, shardings not taken
     #: ``--effort``: the default and each setting for the target, by name.
     effort: dict[str, EffortRow] = field(default_factory=dict)
     effort_notes: tuple[Noted, ...] = ()  # the settings left out, and why
 
     WHERE = TARGET
-    FIELDS = (("topology", "topology", schema.text, schema.REQUIRED),
-              ("devices", "devices", schema.count, schema.REQUIRED),
-              *schema.same(schema.text, schema.REQUIRED, "device_kind", "host", "placement"),
-              ("hbm_bytes", "hbm_bytes", schema.optional(schema.count), None),
-              ("libtpu", "libtpu", schema.text, ""),
-              ("memory", "memory", schema.mapping(Memory.from_dict), {}),
+    FIELDS = (("memory", "memory", schema.mapping(Memory.from_dict), {}),
               ("warm", "warm", schema.mapping(schema.items(schema.count)), {}),
               ("placement_notes", "placement_notes", read_notes, ()),
               ("effort", "effort", schema.mapping(EffortRow.from_dict), {}),

@@ -167,23 +167,16 @@ ConstantVariant.FIELDS = (
 class ConstantArguments(schema.Saved):
     """Every measured variant's big constants passed as arguments, and the part's notes."""
 
-    entry: str
-    variants: dict[str, ConstantVariant]
-    noted: tuple[Noted, ...] = ()
-    stopped: str | None = None
-    wall_s: float = math.nan
+    entry: str = schema.saved(schema.text)
+    variants: dict[str, ConstantVariant] = schema.saved(schema.mapping(ConstantVariant.from_dict))
+    noted: tuple[Noted, ...] = schema.saved(read_notes, (), key="notes")
+    stopped: str | None = schema.saved(schema.optional(schema.text), None)
+    wall_s: float = schema.saved(schema.number_or_nan, math.nan)
     rounds: int = 0
     rounds_ended: str | None = None
 
     WHERE = "constant_arguments"
-    FIELDS = (
-        ("entry", "entry", schema.text, schema.REQUIRED),
-        ("variants", "variants", schema.mapping(ConstantVariant.from_dict), schema.REQUIRED),
-        ("notes", "noted", read_notes, ()),
-        ("stopped", "stopped", schema.optional(schema.text), None),
-        ("wall_s", "wall_s", schema.number_or_nan, math.nan),
-        *ROUNDS_FIELDS,
-    )
+    FIELDS = (*ROUNDS_FIELDS,)
 
     def __getitem__(self, variant: str) -> ConstantVariant:
         return self.variants[variant]

@@ -37,21 +37,19 @@ DEFAULT_MIN_COMPILE_S = 1.0
 class Start(schema.Saved):
     """One first call, JAX's cache hits and misses in it, and its stages (None: no event)."""
 
-    seconds: float
-    cpu_s: float | None = None  # the process's CPU seconds in the same interval
-    wait_s: float | None = None  # how long its threads waited for a CPU
-    hits: int = 0
-    misses: int = 0
+    seconds: float = schema.saved(schema.seconds)
+    #: the process's CPU seconds in the same interval
+    cpu_s: float | None = schema.saved(schema.optional(schema.seconds), None)
+    #: how long its threads waited for a CPU
+    wait_s: float | None = schema.saved(schema.optional(schema.seconds), None)
+    hits: int = schema.saved(schema.count, 0)
+    misses: int = schema.saved(schema.count, 0)
     trace_s: float | None = None
     lower_s: float | None = None
     compile_s: float | None = None  # on a hit: about the time to read the entry
 
     WHERE = "start"
-    FIELDS = (("seconds", "seconds", schema.seconds, schema.REQUIRED),
-              ("cpu_s", "cpu_s", schema.optional(schema.seconds), None),
-              ("wait_s", "wait_s", schema.optional(schema.seconds), None),
-              *schema.same(schema.count, 0, "hits", "misses"),
-              *schema.same(schema.optional(schema.seconds), None, *STAGES))
+    FIELDS = (*schema.same(schema.optional(schema.seconds), None, *STAGES),)
 
 
 Starts = tuple[Start, ...]
@@ -94,11 +92,10 @@ class CacheRow(schema.Saved):
     cold: Starts = ()
     warm: Starts = ()
     error: str | None = None  # the user's code failed: why (its frames only)
-    no_cache: Starts = ()
+    no_cache: Starts = schema.saved(schema.items(Start.from_dict), ())
 
     #: "read" and "saved_s" are written, derived again when read.
-    FIELDS = (("no_cache", "no_cache", schema.items(Start.from_dict), ()),
-              ("cold", "cold", schema.items(Start.from_dict), ()),
+    FIELDS = (("cold", "cold", schema.items(Start.from_dict), ()),
               ("warm", "warm", schema.items(Start.from_dict), ()),
               ("error", "error", schema.optional(schema.text), None),
               ("read", "read", None, None),
@@ -195,16 +192,14 @@ class CacheRow(schema.Saved):
 class UserCache(schema.Saved):
     """The user's own persistent-cache settings, read before measuring."""
 
-    folder_set: bool = False  # jax_compilation_cache_dir is set
-    enabled: bool = True  # jax_enable_compilation_cache
-    min_compile_s: float = DEFAULT_MIN_COMPILE_S  # jax_persistent_cache_min_compile_time_secs
-    min_entry_bytes: int = 0  # jax_persistent_cache_min_entry_size_bytes
+    folder_set: bool = schema.saved(schema.flag, False)  # jax_compilation_cache_dir is set
+    enabled: bool = schema.saved(schema.flag, True)  # jax_enable_compilation_cache
+    #: jax_persistent_cache_min_compile_time_secs
+    min_compile_s: float = schema.saved(schema.number, DEFAULT_MIN_COMPILE_S)
+    #: jax_persistent_cache_min_entry_size_bytes
+    min_entry_bytes: int = schema.saved(schema.integer, 0)
 
     WHERE = "user_cache"
-    FIELDS = (("folder_set", "folder_set", schema.flag, False),
-              ("enabled", "enabled", schema.flag, True),
-              ("min_compile_s", "min_compile_s", schema.number, DEFAULT_MIN_COMPILE_S),
-              ("min_entry_bytes", "min_entry_bytes", schema.integer, 0))
 
 
 def _rows(value: Any, where: str) -> dict[str, CacheRow]:

@@ -39,21 +39,18 @@ class Stale(schema.Saved):
     """A Python value a jitted function read at its last trace that changed later, while
     that program stayed in use: calls after it computed with the old value."""
 
-    function: str
-    name: str
-    scope: str  # ``global`` or ``closure``
+    function: str = schema.saved(text)
+    name: str = schema.saved(text)
+    scope: str = schema.saved(text)  # ``global`` or ``closure``
     #: The value when traced and at the end of the run, as ``repr`` writes them (clipped).
-    traced: str
-    now: str
+    traced: str = schema.saved(text)
+    now: str = schema.saved(text)
     #: ``file:line`` where the function reads it, and where the function was defined.
-    line: str | None = None
-    defined_at: str | None = None
+    line: str | None = schema.saved(maybe_text, None)
+    defined_at: str | None = schema.saved(maybe_text, None)
     #: The user's function that reads it (None: the jitted one), and the inputs' types.
-    helper: str | None = None
-    inputs: str | None = None
-
-    FIELDS = (*schema.same(text, schema.REQUIRED, "function", "name", "scope", "traced", "now"),
-              *schema.same(maybe_text, None, "line", "defined_at", "helper", "inputs"))
+    helper: str | None = schema.saved(maybe_text, None)
+    inputs: str | None = schema.saved(maybe_text, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +84,10 @@ class Ledger(Shown, schema.Saved):
 
     compiles: tuple[Compile, ...]
     wall_s: float  # from the first line of the watched code to its end
-    source: str = "the cell"  # what was watched: ``the cell``, a file's name, ``the block``
+    #: what was watched: ``the cell``, a file's name, ``the block``
+    source: str = schema.saved(text, "the cell")
     #: The file name its code ran under (a cell's), whose lines are shown as ``line N``.
-    source_file: str | None = None
+    source_file: str | None = schema.saved(maybe_text, None)
     error: str | None = None  # the exception that ended the run, if any
     stopped: bool = False  # Ctrl-C stopped the run
     omitted: tuple[Omitted, ...] = ()
@@ -102,9 +100,7 @@ class Ledger(Shown, schema.Saved):
     #: The values its jitted functions kept from their trace that changed since.
     stale: tuple[Stale, ...] = ()
 
-    FIELDS = (("source", "source", text, "the cell"),
-              ("source_file", "source_file", maybe_text, None),
-              ("wall_s", "wall_s", seconds_or_zero, 0.0),
+    FIELDS = (("wall_s", "wall_s", seconds_or_zero, 0.0),
               ("error", "error", maybe_text, None),
               ("stopped", "stopped", schema.flag, False),
               ("jax_version", "jax_version", maybe_text, None),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import math
 import re
 import sys
@@ -302,13 +303,36 @@ def written(record: Any) -> dict[str, Any]:
             or key not in record.SPARSE}
 
 
+_AS_DEFAULT = object()
+
+
+def saved(kind: Kind, default: Any = REQUIRED, key: str = "", missing: Any = _AS_DEFAULT) -> Any:
+    """A dataclass field of a :class:`Saved` record, saved under ``key`` (else its name) and
+    read by ``kind``; ``missing``: what a report without it reads as, where not ``default``."""
+    row = (key, kind, default if missing is _AS_DEFAULT else missing)
+    if default is REQUIRED:
+        return dataclasses.field(metadata={"saved": row})
+    if isinstance(default, dict):
+        return dataclasses.field(default_factory=dict, metadata={"saved": row})
+    return dataclasses.field(default=default, metadata={"saved": row})
+
+
 class Saved:
-    """A record saved as its :attr:`FIELDS` table says (:attr:`SPARSE`: only off default)."""
+    """A record saved as its :attr:`FIELDS` table says (:attr:`SPARSE`: only off default):
+    the rows of its :func:`saved` fields, in order, then those its class body writes."""
 
     __slots__ = ()
     FIELDS: ClassVar[tuple[Field, ...]] = ()
     WHERE: ClassVar[str] = ""
     SPARSE: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls) -> None:
+        own = {n: f.metadata["saved"] for n, f in vars(cls).items()
+               if isinstance(f, dataclasses.Field) and "saved" in f.metadata}
+        if own:
+            cls.FIELDS = (*((key or name, name, kind, missing)
+                            for name, (key, kind, missing) in own.items()),
+                          *vars(cls).get("FIELDS", ()))
 
     def to_dict(self) -> dict[str, Any]:
         return written(self)
