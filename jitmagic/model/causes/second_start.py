@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from dataclasses import field
 from typing import Any
 from typing import Literal
 from typing import get_args
@@ -216,23 +215,20 @@ def _rows(value: Any, where: str) -> dict[str, CacheRow]:
 class SecondStart(schema.Saved):
     """A second start with a warm persistent cache, per variant: ``Comparison.second_start``."""
 
-    rows: dict[str, CacheRow]
-    user: UserCache = field(default_factory=UserCache)
-    stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
-    warned: tuple[Noted, ...] = ()  # another thread's compiles
+    rows: dict[str, CacheRow] = schema.saved(_rows)
+    user: UserCache = schema.saved(UserCache.from_dict, key="user_cache", missing=UserCache(),
+                                   factory=UserCache)
+    #: why measuring ended early (PARTIAL), if it did
+    stopped: str | None = schema.saved(schema.optional(schema.text), None)
+    #: another thread's compiles
+    warned: tuple[Noted, ...] = schema.saved(read_notes, (), key="warnings")
     #: Each variant's median XLA compile in the comparison, with no cache.
-    compile_s: dict[str, float] = field(default_factory=dict)
+    compile_s: dict[str, float] = schema.saved(schema.mapping(schema.seconds), {})
     rounds: int = 0
     rounds_ended: str | None = None
 
     WHERE = "second_start"
-    FIELDS = (("rows", "rows", _rows, schema.REQUIRED),
-              ("user_cache", "user", UserCache.from_dict, UserCache()),
-              ("stopped", "stopped", schema.optional(schema.text), None),
-              ("warnings", "warned", read_notes, ()),
-              ("compile_s", "compile_s", schema.mapping(schema.seconds), {}),
-              *ROUNDS_FIELDS,
-              ("nesting", "nesting_said", None, None))
+    FIELDS = (*ROUNDS_FIELDS, ("nesting", "nesting_said", None, None))
 
     warnings = said_in("warned")
 

@@ -306,14 +306,16 @@ def written(record: Any) -> dict[str, Any]:
 _AS_DEFAULT = object()
 
 
-def saved(kind: Kind, default: Any = REQUIRED, key: str = "", missing: Any = _AS_DEFAULT) -> Any:
+def saved(kind: Kind, default: Any = REQUIRED, key: str = "", missing: Any = _AS_DEFAULT,
+          factory: Callable[[], Any] | None = None) -> Any:
     """A dataclass field of a :class:`Saved` record, saved under ``key`` (else its name) and
-    read by ``kind``; ``missing``: what a report without it reads as, where not ``default``."""
+    read by ``kind``; ``missing``: what a report without it reads as, where not ``default``
+    (or a new ``factory()``, a dict's default ``{}``)."""
     row = (key, kind, default if missing is _AS_DEFAULT else missing)
+    if factory or isinstance(default, dict):
+        return dataclasses.field(default_factory=factory or dict, metadata={"saved": row})
     if default is REQUIRED:
         return dataclasses.field(metadata={"saved": row})
-    if isinstance(default, dict):
-        return dataclasses.field(default_factory=dict, metadata={"saved": row})
     return dataclasses.field(default=default, metadata={"saved": row})
 
 
