@@ -76,14 +76,21 @@ class Sharding(schema.Saved):
     WHERE = "sharding"
 
 
+def _variants(d: Any, where: str) -> dict[str, VariantResult]:
+    """Both variants, flat and nested, and no other."""
+    if sorted(schema.obj(d, where)) != sorted(VARIANTS):
+        fail(where, f"the variants {' and '.join(VARIANTS)}", ", ".join(d) or "none")
+    return {k: VariantResult.from_dict(k, d[k], f"{where}.{k}") for k in VARIANTS}
+
+
 @dataclass(frozen=True)
 class Comparison(Shown, schema.Saved):
     """Flat against nested jit for one entry function: the report object."""
 
-    entry: str
-    variants: dict[str, VariantResult]
-    outputs_match: bool | None
-    max_abs_diff: float | None = None
+    entry: str = schema.saved(schema.text)
+    variants: dict[str, VariantResult] = schema.saved(_variants)
+    outputs_match: bool | None = schema.saved(schema.optional(schema.flag), missing=None)
+    max_abs_diff: float | None = schema.saved(schema.number_or_nan, None, missing=math.nan)
     wall_s: float = math.nan  # flat against nested alone
     #: The whole measurement's wall time, the parts included (NaN: none ran).
     whole_s: float = math.nan
@@ -276,19 +283,9 @@ class Comparison(Shown, schema.Saved):
         return cls(**got, added=added)
 
 
-def _variants(d: Any, where: str) -> dict[str, VariantResult]:
-    """Both variants, flat and nested, and no other."""
-    if sorted(schema.obj(d, where)) != sorted(VARIANTS):
-        fail(where, f"the variants {' and '.join(VARIANTS)}", ", ".join(d) or "none")
-    return {k: VariantResult.from_dict(k, d[k], f"{where}.{k}") for k in VARIANTS}
-
-
 Comparison.SPARSE = frozenset({"whole_s", "budget_s", "same_compiled", *PROVENANCE})
 Comparison.FIELDS = (
-    ("entry", "entry", schema.text, schema.REQUIRED),
-    ("variants", "variants", _variants, schema.REQUIRED),
-    ("outputs_match", "outputs_match", schema.optional(schema.flag), None),
-    ("max_abs_diff", "max_abs_diff", schema.number_or_nan, math.nan),
+    *Comparison.FIELDS,
     *OUTPUT_FIELDS,
     ("wall_s", "wall_s", schema.number_or_nan, math.nan),
     ("whole_s", "whole_s", schema.number_or_nan, math.nan),

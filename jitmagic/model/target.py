@@ -58,7 +58,7 @@ class EffortRow(schema.Saved):
     """``--effort`` with ``--target``: the flat program's compile at one effort setting."""
 
     name: str = schema.saved(schema.text)  # "default", "jax_optimization_level=O0"
-    #: what sets it: 'jax.config.update("jax_optimization_level", "O0")'
+    #: What sets it: 'jax.config.update("jax_optimization_level", "O0")'.
     line: str = schema.saved(schema.text)
     compile_s: tuple[float, ...] = schema.saved(schema.items(schema.seconds),
                                                 (), missing=schema.REQUIRED)
@@ -76,14 +76,11 @@ class TargetCompile(schema.Saved):
     """What a comparison was compiled for, and on what (see the module's docstring)."""
 
     topology: str = schema.saved(schema.text)  # "v5e:2x2"
-    #: the topology's devices (chips, or cores where each is a device)
-    devices: int = schema.saved(schema.count)
+    devices: int = schema.saved(schema.count)  # chips, or cores where each is a device
     device_kind: str = schema.saved(schema.text)  # as JAX names it: "TPU v5 lite"
-    #: this host, whose seconds the stages are: "2-core x86_64 CPU"
-    host: str = schema.saved(schema.text)
-    #: :data:`ONE_DEVICE`, :data:`REPLICATED` or :data:`YOURS`
-    placement: str = schema.saved(schema.text)
-    #: one device's HBM (None: not known for this kind)
+    host: str = schema.saved(schema.text)  # this host, whose seconds these are: "2-core x86_64 CPU"
+    placement: str = schema.saved(schema.text)  # ONE_DEVICE, REPLICATED or YOURS
+    #: One device's HBM (None: not known for this kind).
     hbm_bytes: int | None = schema.saved(schema.optional(schema.count), None)
     memory: dict[str, Memory] = field(default_factory=dict)  # by variant
     #: By variant, the runs (0-based) whose compile was not cold.

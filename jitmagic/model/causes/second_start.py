@@ -37,9 +37,8 @@ class Start(schema.Saved):
     """One first call, JAX's cache hits and misses in it, and its stages (None: no event)."""
 
     seconds: float = schema.saved(schema.seconds)
-    #: the process's CPU seconds in the same interval
+    #: The process's CPU seconds in the same interval, and how long its threads waited for a CPU.
     cpu_s: float | None = schema.saved(schema.optional(schema.seconds), None)
-    #: how long its threads waited for a CPU
     wait_s: float | None = schema.saved(schema.optional(schema.seconds), None)
     hits: int = schema.saved(schema.count, 0)
     misses: int = schema.saved(schema.count, 0)
@@ -193,9 +192,8 @@ class UserCache(schema.Saved):
 
     folder_set: bool = schema.saved(schema.flag, False)  # jax_compilation_cache_dir is set
     enabled: bool = schema.saved(schema.flag, True)  # jax_enable_compilation_cache
-    #: jax_persistent_cache_min_compile_time_secs
+    #: jax_persistent_cache_min_compile_time_secs and jax_persistent_cache_min_entry_size_bytes
     min_compile_s: float = schema.saved(schema.number, DEFAULT_MIN_COMPILE_S)
-    #: jax_persistent_cache_min_entry_size_bytes
     min_entry_bytes: int = schema.saved(schema.integer, 0)
 
     WHERE = "user_cache"
@@ -218,9 +216,8 @@ class SecondStart(schema.Saved):
     rows: dict[str, CacheRow] = schema.saved(_rows)
     user: UserCache = schema.saved(UserCache.from_dict, key="user_cache", missing=UserCache(),
                                    factory=UserCache)
-    #: why measuring ended early (PARTIAL), if it did
+    #: Why measuring ended early (PARTIAL), if it did; another thread's compiles.
     stopped: str | None = schema.saved(schema.optional(schema.text), None)
-    #: another thread's compiles
     warned: tuple[Noted, ...] = schema.saved(read_notes, (), key="warnings")
     #: Each variant's median XLA compile in the comparison, with no cache.
     compile_s: dict[str, float] = schema.saved(schema.mapping(schema.seconds), {})

@@ -84,8 +84,7 @@ class Ledger(Shown, schema.Saved):
 
     compiles: tuple[Compile, ...]
     wall_s: float  # from the first line of the watched code to its end
-    #: what was watched: ``the cell``, a file's name, ``the block``
-    source: str = schema.saved(text, "the cell")
+    source: str = schema.saved(text, "the cell")  # ``the cell``, a file's name, ``the block``
     #: The file name its code ran under (a cell's), whose lines are shown as ``line N``.
     source_file: str | None = schema.saved(maybe_text, None)
     error: str | None = None  # the exception that ended the run, if any

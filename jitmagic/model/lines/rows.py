@@ -53,9 +53,9 @@ class FunctionSpan(schema.Saved):
     file: str = schema.saved(schema.text)
     first_line: int = schema.saved(schema.count)
     last_line: int = schema.saved(schema.count)
-    #: fresh calls while tracing; None where no line hook ran
+    #: Fresh calls while tracing (None: no line hook ran); the helper's name as ``--nest``
+    #: takes it ("" where unknown).
     calls: int | None = schema.saved(schema.optional(schema.count), 0, missing=None)
-    #: the helper's name as ``--nest`` takes it; "" where unknown
     helper: str = schema.saved(schema.text, "")
     #: Whether ``calls`` are the helper's jit calls in the nested program (no hook ran).
     in_program: bool = schema.saved(schema.flag, False)
