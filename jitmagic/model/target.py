@@ -37,14 +37,11 @@ ONE_DEVICE, REPLICATED, YOURS = "one device", "replicated", "your shardings"
 class Memory(schema.Saved):
     """XLA's memory analysis of one variant's program for one device of the target."""
 
-    argument_bytes: int = 0
-    output_bytes: int = 0
-    alias_bytes: int = 0
-    temp_bytes: int = 0
-    code_bytes: int = 0
-
-    FIELDS = schema.same(schema.count, 0, "argument_bytes", "output_bytes", "alias_bytes",
-                         "temp_bytes", "code_bytes")
+    argument_bytes: int = schema.saved(schema.count, 0)
+    output_bytes: int = schema.saved(schema.count, 0)
+    alias_bytes: int = schema.saved(schema.count, 0)
+    temp_bytes: int = schema.saved(schema.count, 0)
+    code_bytes: int = schema.saved(schema.count, 0)
 
     @property
     def total_bytes(self) -> int:

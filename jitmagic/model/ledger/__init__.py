@@ -67,11 +67,8 @@ class Broken:
 class Gate(schema.Saved):
     """Each function's allowed compiles (its warm-up), and the run's; None: no limit."""
 
-    fail_after_warmup: int | None = None
-    max_compiles: int | None = None
-
-    FIELDS = tuple((key, key, schema.optional(schema.count), None)
-                   for key in ("fail_after_warmup", "max_compiles"))
+    fail_after_warmup: int | None = schema.saved(schema.optional(schema.count), None)
+    max_compiles: int | None = schema.saved(schema.optional(schema.count), None)
 
     @property
     def any(self) -> bool:

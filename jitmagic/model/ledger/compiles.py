@@ -92,26 +92,17 @@ class Change(schema.Saved):
 
 
 @dataclass(frozen=True, slots=True)
-class Reason(schema.Saved):
-    """Why one compile happened, the other differences JAX named, and JAX's words."""
+class Reason(Change):
+    """Why one compile happened (its :class:`Change`), the other differences JAX named, and
+    JAX's words."""
 
-    kind: str
-    argument: str | None = None
-    before: str | None = None
-    after: str | None = None
     #: How many other arguments differed as well (``also``'s, and past :data:`MAX_ALSO`).
-    more: int = 0
-    text: str = ""
-    also: tuple[Change, ...] = ()
+    more: int = schema.saved(schema.count, 0)
+    text: str = schema.saved(lambda v, w: maybe_text(v, w) or "", "")
+    also: tuple[Change, ...] = schema.saved(first_kept(Change.from_dict, MAX_ALSO), ())
     #: What the watch knows where JAX said nothing (None: nothing).
-    noted: Noted | None = None
-
-    FIELDS = (*Change.FIELDS,
-              ("more", "more", schema.count, 0),
-              ("text", "text", lambda v, w: maybe_text(v, w) or "", ""),
-              ("also", "also", first_kept(Change.from_dict, MAX_ALSO), ()),
-              ("noted", "noted", schema.optional(lambda v, w: Noted(schema.one_of(*Noted)(v, w))),
-               None))
+    noted: Noted | None = schema.saved(
+        schema.optional(lambda v, w: Noted(schema.one_of(*Noted)(v, w))), None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -321,7 +321,7 @@ def saved(kind: Kind, default: Any = REQUIRED, key: str = "", missing: Any = _AS
 
 class Saved:
     """A record saved as its :attr:`FIELDS` table says (:attr:`SPARSE`: only off default):
-    the rows of its :func:`saved` fields, in order, then those its class body writes."""
+    its base's rows, its own :func:`saved` fields' in order, then those its class body writes."""
 
     __slots__ = ()
     FIELDS: ClassVar[tuple[Field, ...]] = ()
@@ -329,11 +329,12 @@ class Saved:
     SPARSE: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls) -> None:
-        own = {n: f.metadata["saved"] for n, f in vars(cls).items()
-               if isinstance(f, dataclasses.Field) and "saved" in f.metadata}
+        own = [(f.metadata["saved"], n) for n, f in vars(cls).items()
+               if isinstance(f, dataclasses.Field) and "saved" in f.metadata]
         if own:
-            cls.FIELDS = (*((key or name, name, kind, missing)
-                            for name, (key, kind, missing) in own.items()),
+            base = cls.__mro__[1]
+            cls.FIELDS = (*(base.FIELDS if issubclass(base, Saved) else ()),
+                          *((key or n, n, kind, missing) for (key, kind, missing), n in own),
                           *vars(cls).get("FIELDS", ()))
 
     def to_dict(self) -> dict[str, Any]:
