@@ -17,7 +17,7 @@ from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import median
 from ..stats.units import fmt_bytes
-from ..stats.verdicts import ROUNDS_FIELDS
+from ..stats.verdicts import ROUNDS_ENDED
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import Clock
 from ..stats.witness import clock_for
@@ -148,11 +148,10 @@ class ConstantArguments(schema.Saved):
     noted: tuple[Noted, ...] = schema.saved(read_notes, (), key="notes")
     stopped: str | None = schema.saved(schema.optional(schema.text), None)
     wall_s: float = schema.saved(schema.number_or_nan, math.nan)
-    rounds: int = 0
-    rounds_ended: str | None = None
+    rounds: int = schema.saved(schema.count, 0)
+    rounds_ended: str | None = schema.saved(ROUNDS_ENDED, None)
 
     WHERE = "constant_arguments"
-    FIELDS = (*ROUNDS_FIELDS,)
 
     def __getitem__(self, variant: str) -> ConstantVariant:
         return self.variants[variant]

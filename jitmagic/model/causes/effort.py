@@ -23,7 +23,7 @@ from ..stats.rule import SLOWER
 from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import median
-from ..stats.verdicts import ROUNDS_FIELDS
+from ..stats.verdicts import ROUNDS_ENDED
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
 from ..stats.witness import Clock
@@ -176,11 +176,11 @@ class Effort(schema.Saved):
     warnings: tuple[str, ...] = schema.saved(schema.items(schema.text), ())
     default_error: str | None = schema.saved(schema.optional(schema.text), None)
     backend: str | None = schema.saved(schema.optional(schema.text), None)
-    rounds: int = 0
-    rounds_ended: str | None = None
+    rounds: int = schema.saved(schema.count, 0)
+    rounds_ended: str | None = schema.saved(ROUNDS_ENDED, None)
 
     WHERE = "effort"
-    FIELDS = (*ROUNDS_FIELDS, ("verdicts", "verdicts", None, None))
+    FIELDS = (("verdicts", "verdicts", None, None),)
 
     def __getitem__(self, name: str) -> EffortRow:
         return self.rows[name]

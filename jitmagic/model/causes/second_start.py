@@ -20,7 +20,7 @@ from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
-from ..stats.verdicts import ROUNDS_FIELDS
+from ..stats.verdicts import ROUNDS_ENDED
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
 from ..stats.witness import Clock
@@ -221,11 +221,11 @@ class SecondStart(schema.Saved):
     warned: tuple[Noted, ...] = schema.saved(read_notes, (), key="warnings")
     #: Each variant's median XLA compile in the comparison, with no cache.
     compile_s: dict[str, float] = schema.saved(schema.mapping(schema.seconds), {})
-    rounds: int = 0
-    rounds_ended: str | None = None
+    rounds: int = schema.saved(schema.count, 0)
+    rounds_ended: str | None = schema.saved(ROUNDS_ENDED, None)
 
     WHERE = "second_start"
-    FIELDS = (*ROUNDS_FIELDS, ("nesting", "nesting_said", None, None))
+    FIELDS = (("nesting", "nesting_said", None, None),)
 
     warnings = said_in("warned")
 
