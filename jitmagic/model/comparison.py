@@ -172,10 +172,6 @@ class Comparison(Shown, schema.Saved):
         samples = cold_only(v.samples, self.env.get("backend"))
         return v if samples == v.samples else dataclasses.replace(v, samples=samples)
 
-    def _variant_dict(self, name: str) -> dict[str, Any]:
-        """Variant ``name`` as saved: every run's samples, the medians the report read."""
-        return self.judged(name).to_dict() | {"samples": self.variants[name].to_dict()["samples"]}
-
     def withheld(self, phase: str, clock: Clock | None = None) -> bool:
         """Whether :meth:`difference` leaves ``phase`` undecided whatever the rule says."""
         if self.coarse(phase, clock):
@@ -263,7 +259,9 @@ class Comparison(Shown, schema.Saved):
 
     def to_dict(self) -> dict[str, Any]:
         d = {"schema": SCHEMA, **without_outputs(super().to_dict(), self)}
-        d["variants"] = {k: self._variant_dict(k) for k in self.variants}
+        # each variant's every run's samples, beside the medians the report read
+        d["variants"] = {k: self.judged(k).to_dict() | {"samples": v.to_dict()["samples"]}
+                         for k, v in self.variants.items()}
         return d | {key: r.to_dict() for key in records() if (r := self.part(key)) is not None}
 
     @classmethod

@@ -394,9 +394,6 @@ class EffortDiff:
         return facts(self, "clock", "stages", "only_old", "only_new", "ratios")
 
 
-Samples = dict[str, tuple[float, ...]]
-
-
 def effort_diff(old: Comparison, new: Comparison) -> EffortDiff | None:
     """``--effort``, NEW against OLD, where both reports measured it (None otherwise)."""
     a, b = old.part("effort"), new.part("effort")
@@ -404,7 +401,11 @@ def effort_diff(old: Comparison, new: Comparison) -> EffortDiff | None:
         return None
     both = [DEFAULT, *(n for n in a.rows if n in b.rows)]
     pairs = {n: (a.series[n], b.series[n]) for n in both}
-    clock = effort_clock(old, new, list(pairs.values()))
+    # the clock of judged_clock: CPU time where either report or its effort was busy
+    sides = list(zip(*pairs.values(), strict=True))  # OLD's rows, NEW's
+    busy = old.busy or new.busy or any(is_busy(waited_share(rows)) for rows in sides)
+    clock = clock_for([r for rows in sides for r in rows if r.get(COMPILE)], COMPILE, EXECUTE,
+                      busy=busy)
     stages = []
     for name, (x, y) in pairs.items():
         for phase in (COMPILE, EXECUTE):
@@ -420,16 +421,6 @@ def effort_diff(old: Comparison, new: Comparison) -> EffortDiff | None:
                    for n in both[1:])
     return EffortDiff(clock, tuple(stages), tuple(n for n in a.rows if n not in b.rows),
                       tuple(n for n in b.rows if n not in a.rows), ratios)
-
-
-def effort_clock(old: Comparison, new: Comparison,
-                 pairs: list[tuple[Samples, Samples]]) -> Clock:
-    """The effort table's clock: :func:`clock_for` where either report or its effort was
-    busy, on the rows that hold a compile."""
-    sides = [[x for x, _ in pairs], [y for _, y in pairs]]
-    busy = old.busy or new.busy or any(is_busy(waited_share(rows)) for rows in sides)
-    measured = [r for rows in sides for r in rows if r.get(COMPILE)]
-    return clock_for(measured, COMPILE, EXECUTE, busy=busy)
 
 
 #: Each part a diff compares (by its name in :data:`.parts.PARTS`), and its differ.
