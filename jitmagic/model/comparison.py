@@ -204,8 +204,8 @@ class Comparison(Shown, schema.Saved):
 
     def clock_of(self, phase: str) -> Clock:
         """The clock that decides ``phase`` (:func:`.stats.witness.clock_for`)."""
-        rows = [v.samples for v in (self.flat, self.nested) if v.samples.get(phase)]
-        return clock_for(rows or [self.flat.samples], phase)
+        return clock_for([v.samples for v in (self.flat, self.nested) if v.samples.get(phase)],
+                         phase)
 
     def significant(self, phase: str) -> bool | None:
         """Whether flat and nested differ by the rule; None where not measured."""
