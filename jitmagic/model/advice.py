@@ -15,25 +15,17 @@ from .stats.witness import Clock
 class Candidate(schema.Saved):
     """One helper nested on its own, against flat."""
 
-    helper: str
-    calls: int
-    saving_s: float | None
-    execute_change_s: float | None
-    noise_s: float | None
-    significant: bool
-    error: str | None = None
+    helper: str = schema.saved(schema.text)
+    calls: int = schema.saved(schema.count)
+    saving_s: float | None = schema.saved(schema.optional(schema.number), missing=None)
+    execute_change_s: float | None = schema.saved(schema.optional(schema.number), missing=None)
+    noise_s: float | None = schema.saved(schema.optional(schema.seconds), missing=None)
+    significant: bool = schema.saved(schema.flag, missing=False)
+    error: str | None = schema.saved(schema.optional(schema.text), None)
     #: Whether the one rule called the execute change a difference (None: not judged).
-    execute_significant: bool | None = None
+    execute_significant: bool | None = schema.saved(schema.optional(schema.flag), None)
 
     WHERE = "candidate"
-    FIELDS = (("helper", "helper", schema.text, schema.REQUIRED),
-              ("calls", "calls", schema.count, schema.REQUIRED),
-              ("saving_s", "saving_s", schema.optional(schema.number), None),
-              ("execute_change_s", "execute_change_s", schema.optional(schema.number), None),
-              ("noise_s", "noise_s", schema.optional(schema.seconds), None),
-              ("significant", "significant", schema.flag, False),
-              ("error", "error", schema.optional(schema.text), None),
-              ("execute_significant", "execute_significant", schema.optional(schema.flag), None))
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,10 @@ from .saved import schema
 class HelperTime(schema.Saved):
     """One helper's part of the flat trace."""
 
-    helper: str
-    calls: int
-    inclusive_s: float
-    own_s: float
-
-    FIELDS = (("helper", "helper", schema.text, schema.REQUIRED),
-              ("calls", "calls", schema.count, schema.REQUIRED),
-              ("inclusive_s", "inclusive_s", schema.seconds, schema.REQUIRED),
-              ("own_s", "own_s", schema.number, schema.REQUIRED))
+    helper: str = schema.saved(schema.text)
+    calls: int = schema.saved(schema.count)
+    inclusive_s: float = schema.saved(schema.seconds)
+    own_s: float = schema.saved(schema.number)
 
 
 @dataclass(frozen=True)

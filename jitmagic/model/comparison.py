@@ -69,23 +69,28 @@ EXECUTE = "execute_s"
 class Sharding(schema.Saved):
     """Each sharded argument's spec; per variant, whether it kept them (None: not said)."""
 
-    inputs: tuple[str, ...]
-    kept_input_shardings: dict[str, bool | None]
+    inputs: tuple[str, ...] = schema.saved(schema.items(schema.text))
+    kept_input_shardings: dict[str, bool | None] = schema.saved(
+        schema.mapping(schema.optional(schema.flag)))
 
     WHERE = "sharding"
-    FIELDS = (("inputs", "inputs", schema.items(schema.text), schema.REQUIRED),
-              ("kept_input_shardings", "kept_input_shardings",
-               schema.mapping(schema.optional(schema.flag)), schema.REQUIRED))
+
+
+def _variants(d: Any, where: str) -> dict[str, VariantResult]:
+    """Both variants, flat and nested, and no other."""
+    if sorted(schema.obj(d, where)) != sorted(VARIANTS):
+        fail(where, f"the variants {' and '.join(VARIANTS)}", ", ".join(d) or "none")
+    return {k: VariantResult.from_dict(k, d[k], f"{where}.{k}") for k in VARIANTS}
 
 
 @dataclass(frozen=True)
 class Comparison(Shown, schema.Saved):
     """Flat against nested jit for one entry function: the report object."""
 
-    entry: str
-    variants: dict[str, VariantResult]
-    outputs_match: bool | None
-    max_abs_diff: float | None = None
+    entry: str = schema.saved(schema.text)
+    variants: dict[str, VariantResult] = schema.saved(_variants)
+    outputs_match: bool | None = schema.saved(schema.optional(schema.flag), missing=None)
+    max_abs_diff: float | None = schema.saved(schema.number_or_nan, None, missing=math.nan)
     wall_s: float = math.nan  # flat against nested alone
     #: The whole measurement's wall time, the parts included (NaN: none ran).
     whole_s: float = math.nan
@@ -167,10 +172,6 @@ class Comparison(Shown, schema.Saved):
         samples = cold_only(v.samples, self.env.get("backend"))
         return v if samples == v.samples else dataclasses.replace(v, samples=samples)
 
-    def _variant_dict(self, name: str) -> dict[str, Any]:
-        """Variant ``name`` as saved: every run's samples, the medians the report read."""
-        return self.judged(name).to_dict() | {"samples": self.variants[name].to_dict()["samples"]}
-
     def withheld(self, phase: str, clock: Clock | None = None) -> bool:
         """Whether :meth:`difference` leaves ``phase`` undecided whatever the rule says."""
         if self.coarse(phase, clock):
@@ -203,8 +204,8 @@ class Comparison(Shown, schema.Saved):
 
     def clock_of(self, phase: str) -> Clock:
         """The clock that decides ``phase`` (:func:`.stats.witness.clock_for`)."""
-        rows = [v.samples for v in (self.flat, self.nested) if v.samples.get(phase)]
-        return clock_for(rows or [self.flat.samples], phase)
+        return clock_for([v.samples for v in (self.flat, self.nested) if v.samples.get(phase)],
+                         phase)
 
     def significant(self, phase: str) -> bool | None:
         """Whether flat and nested differ by the rule; None where not measured."""
@@ -258,7 +259,9 @@ class Comparison(Shown, schema.Saved):
 
     def to_dict(self) -> dict[str, Any]:
         d = {"schema": SCHEMA, **without_outputs(super().to_dict(), self)}
-        d["variants"] = {k: self._variant_dict(k) for k in self.variants}
+        # each variant's every run's samples, beside the medians the report read
+        d["variants"] = {k: self.judged(k).to_dict() | {"samples": v.to_dict()["samples"]}
+                         for k, v in self.variants.items()}
         return d | {key: r.to_dict() for key in records() if (r := self.part(key)) is not None}
 
     @classmethod
@@ -278,19 +281,9 @@ class Comparison(Shown, schema.Saved):
         return cls(**got, added=added)
 
 
-def _variants(d: Any, where: str) -> dict[str, VariantResult]:
-    """Both variants, flat and nested, and no other."""
-    if sorted(schema.obj(d, where)) != sorted(VARIANTS):
-        fail(where, f"the variants {' and '.join(VARIANTS)}", ", ".join(d) or "none")
-    return {k: VariantResult.from_dict(k, d[k], f"{where}.{k}") for k in VARIANTS}
-
-
 Comparison.SPARSE = frozenset({"whole_s", "budget_s", "same_compiled", *PROVENANCE})
 Comparison.FIELDS = (
-    ("entry", "entry", schema.text, schema.REQUIRED),
-    ("variants", "variants", _variants, schema.REQUIRED),
-    ("outputs_match", "outputs_match", schema.optional(schema.flag), None),
-    ("max_abs_diff", "max_abs_diff", schema.number_or_nan, math.nan),
+    *Comparison.FIELDS,
     *OUTPUT_FIELDS,
     ("wall_s", "wall_s", schema.number_or_nan, math.nan),
     ("whole_s", "whole_s", schema.number_or_nan, math.nan),

@@ -30,10 +30,9 @@ from .stats.rule import Difference
 from .stats.rule import difference
 from .stats.rule import json_number
 from .stats.rule import median
-from .stats.witness import CPU
 from .stats.witness import WALL
 from .stats.witness import Clock
-from .stats.witness import has_cpu
+from .stats.witness import clock_for
 from .stats.witness import is_busy
 from .stats.witness import loads_differ
 from .stats.witness import on
@@ -304,11 +303,9 @@ def judged_samples(old: Comparison, new: Comparison, variant: str,
 
 
 def judged_clock(old: Comparison, new: Comparison, variant: str, phase: str) -> Clock:
-    """CPU time where either report was busy and both have it for every run; else wall."""
-    if not (old.busy or new.busy):
-        return WALL
-    rows = (old.variants[variant].samples, new.variants[variant].samples)
-    return CPU if all(has_cpu(r, phase) for r in rows) else WALL
+    """:func:`clock_for` where either report was busy."""
+    return clock_for([old.variants[variant].samples, new.variants[variant].samples], phase,
+                     busy=old.busy or new.busy)
 
 
 def stage_diff(old: Comparison, new: Comparison, variant: str, phase: str,
@@ -397,9 +394,6 @@ class EffortDiff:
         return facts(self, "clock", "stages", "only_old", "only_new", "ratios")
 
 
-Samples = dict[str, tuple[float, ...]]
-
-
 def effort_diff(old: Comparison, new: Comparison) -> EffortDiff | None:
     """``--effort``, NEW against OLD, where both reports measured it (None otherwise)."""
     a, b = old.part("effort"), new.part("effort")
@@ -407,7 +401,11 @@ def effort_diff(old: Comparison, new: Comparison) -> EffortDiff | None:
         return None
     both = [DEFAULT, *(n for n in a.rows if n in b.rows)]
     pairs = {n: (a.series[n], b.series[n]) for n in both}
-    clock = effort_clock(old, new, list(pairs.values()))
+    # the clock of judged_clock: CPU time where either report or its effort was busy
+    sides = list(zip(*pairs.values(), strict=True))  # OLD's rows, NEW's
+    busy = old.busy or new.busy or any(is_busy(waited_share(rows)) for rows in sides)
+    clock = clock_for([r for rows in sides for r in rows if r.get(COMPILE)], COMPILE, EXECUTE,
+                      busy=busy)
     stages = []
     for name, (x, y) in pairs.items():
         for phase in (COMPILE, EXECUTE):
@@ -423,16 +421,6 @@ def effort_diff(old: Comparison, new: Comparison) -> EffortDiff | None:
                    for n in both[1:])
     return EffortDiff(clock, tuple(stages), tuple(n for n in a.rows if n not in b.rows),
                       tuple(n for n in b.rows if n not in a.rows), ratios)
-
-
-def effort_clock(old: Comparison, new: Comparison,
-                 pairs: list[tuple[Samples, Samples]]) -> Clock:
-    """The effort table's clock, chosen as :func:`judged_clock` chooses a stage's."""
-    sides = [[x for x, _ in pairs], [y for _, y in pairs]]
-    busy = old.busy or new.busy or any(is_busy(waited_share(rows)) for rows in sides)
-    measured = [r for rows in sides for r in rows if r.get(COMPILE)]
-    cpu = measured and all(has_cpu(r, k) for r in measured for k in (COMPILE, EXECUTE))
-    return CPU if busy and cpu else WALL
 
 
 #: Each part a diff compares (by its name in :data:`.parts.PARTS`), and its differ.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from dataclasses import field
 from typing import Any
 
 from .notes import Noted
@@ -37,22 +36,41 @@ EXECUTE = "execute_s"
 ONE_JIT = ("jit(vmap(jit(f)))",)
 
 
+def _axes(value: Any, where: str) -> Any:
+    """``in_axes`` as ``jax.vmap`` takes them: an int, null, or a list of ints and nulls."""
+    if isinstance(value, list):
+        return schema.items(schema.optional(schema.integer))(value, where)
+    return schema.optional(schema.integer)(value, where)
+
+
+def _rows(value: Any, where: str) -> dict[str, OrderingRow]:
+    """The four orderings' rows, and no other."""
+    if sorted(schema.obj(value, where)) != sorted(ORDERINGS):
+        fail(where, f"the rows {', '.join(ORDERINGS)}", ", ".join(value))
+    return {k: OrderingRow.from_dict(k, value[k], f"{where}.{k}") for k in ORDERINGS}
+
+
 @dataclass(frozen=True)
 class Orderings(schema.Saved):
     """The four orderings of one entry on one batch: ``Comparison.orderings``."""
 
-    entry: str
-    batch: int
-    in_axes: Any
-    built_batch: bool
-    rows: dict[str, OrderingRow]
-    outputs_match: bool | None = None
-    max_abs_diff: float | None = None
-    warned: tuple[Noted, ...] = field(default_factory=tuple)
+    entry: str = schema.saved(schema.text, missing="f")
+    batch: int = schema.saved(schema.count)
+    in_axes: Any = schema.saved(_axes, missing=None)
+    built_batch: bool = schema.saved(schema.flag, missing=True)
+    rows: dict[str, OrderingRow] = schema.saved(_rows)
+    outputs_match: bool | None = schema.saved(schema.optional(schema.flag), None)
+    max_abs_diff: float | None = schema.saved(schema.optional(schema.number), None)
+    warned: tuple[Noted, ...] = ()
     stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
     outputs_kind: str | None = None
     outputs_leaf: str | None = None
     outputs_dtype: str | None = None
+
+    WHERE = "orderings"
+    FIELDS = (*OUTPUT_FIELDS, ("warnings", "warned", read_notes, ()),
+              ("verdict", "verdict_saved", None, None),
+              ("stopped", "stopped", schema.optional(schema.text), None))
 
     def __getitem__(self, name: str) -> OrderingRow:
         return self.rows[name]
@@ -99,33 +117,3 @@ class Orderings(schema.Saved):
         got = super().from_dict(d, where)
         check_outputs(vars(got), where or cls.WHERE)
         return got
-
-
-def _axes(value: Any, where: str) -> Any:
-    """``in_axes`` as ``jax.vmap`` takes them: an int, null, or a list of ints and nulls."""
-    if isinstance(value, list):
-        return schema.items(schema.optional(schema.integer))(value, where)
-    return schema.optional(schema.integer)(value, where)
-
-
-def _rows(value: Any, where: str) -> dict[str, OrderingRow]:
-    """The four orderings' rows, and no other."""
-    if sorted(schema.obj(value, where)) != sorted(ORDERINGS):
-        fail(where, f"the rows {', '.join(ORDERINGS)}", ", ".join(value))
-    return {k: OrderingRow.from_dict(k, value[k], f"{where}.{k}") for k in ORDERINGS}
-
-
-Orderings.WHERE = "orderings"
-Orderings.FIELDS = (
-    ("entry", "entry", schema.text, "f"),
-    ("batch", "batch", schema.count, schema.REQUIRED),
-    ("in_axes", "in_axes", _axes, None),
-    ("built_batch", "built_batch", schema.flag, True),
-    ("rows", "rows", _rows, schema.REQUIRED),
-    ("outputs_match", "outputs_match", schema.optional(schema.flag), None),
-    ("max_abs_diff", "max_abs_diff", schema.optional(schema.number), None),
-    *OUTPUT_FIELDS,
-    ("warnings", "warned", read_notes, ()),
-    ("verdict", "verdict_saved", None, None),
-    ("stopped", "stopped", schema.optional(schema.text), None),
-)

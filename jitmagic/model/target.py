@@ -23,6 +23,7 @@ from .stats.witness import CPU
 from .stats.witness import WAIT
 from .stats.witness import WALL
 from .stats.witness import Clock
+from .stats.witness import clock_for
 from .stats.witness import is_busy
 from .stats.witness import on
 
@@ -36,14 +37,11 @@ ONE_DEVICE, REPLICATED, YOURS = "one device", "replicated", "your shardings"
 class Memory(schema.Saved):
     """XLA's memory analysis of one variant's program for one device of the target."""
 
-    argument_bytes: int = 0
-    output_bytes: int = 0
-    alias_bytes: int = 0
-    temp_bytes: int = 0
-    code_bytes: int = 0
-
-    FIELDS = schema.same(schema.count, 0, "argument_bytes", "output_bytes", "alias_bytes",
-                         "temp_bytes", "code_bytes")
+    argument_bytes: int = schema.saved(schema.count, 0)
+    output_bytes: int = schema.saved(schema.count, 0)
+    alias_bytes: int = schema.saved(schema.count, 0)
+    temp_bytes: int = schema.saved(schema.count, 0)
+    code_bytes: int = schema.saved(schema.count, 0)
 
     @property
     def total_bytes(self) -> int:
@@ -56,16 +54,14 @@ class Memory(schema.Saved):
 class EffortRow(schema.Saved):
     """``--effort`` with ``--target``: the flat program's compile at one effort setting."""
 
-    name: str  # "default", "jax_optimization_level=O0"
-    line: str  # what sets it: 'jax.config.update("jax_optimization_level", "O0")'
-    compile_s: tuple[float, ...] = ()
-    compile_cpu_s: tuple[float, ...] = ()
-    error: str | None = None
-
-    FIELDS = (*schema.same(schema.text, schema.REQUIRED, "name", "line"),
-              *schema.same(schema.items(schema.seconds), schema.REQUIRED, "compile_s",
-                           "compile_cpu_s"),
-              ("error", "error", schema.optional(schema.text), None))
+    name: str = schema.saved(schema.text)  # "default", "jax_optimization_level=O0"
+    #: What sets it: 'jax.config.update("jax_optimization_level", "O0")'.
+    line: str = schema.saved(schema.text)
+    compile_s: tuple[float, ...] = schema.saved(schema.items(schema.seconds),
+                                                (), missing=schema.REQUIRED)
+    compile_cpu_s: tuple[float, ...] = schema.saved(schema.items(schema.seconds),
+                                                    (), missing=schema.REQUIRED)
+    error: str | None = schema.saved(schema.optional(schema.text), None)
 
     @property
     def samples(self) -> dict[str, list[float]]:
@@ -76,28 +72,24 @@ class EffortRow(schema.Saved):
 class TargetCompile(schema.Saved):
     """What a comparison was compiled for, and on what (see the module's docstring)."""
 
-    topology: str  # "v5e:2x2"
-    devices: int  # the topology's devices (chips, or cores where each is a device)
-    device_kind: str  # as JAX names it: "TPU v5 lite"
-    host: str  # this host, whose seconds the stages are: "2-core x86_64 CPU"
-    placement: str  # :data:`ONE_DEVICE`, :data:`REPLICATED` or :data:`YOURS`
-    hbm_bytes: int | None = None  # one device's HBM (None: not known for this kind)
+    topology: str = schema.saved(schema.text)  # "v5e:2x2"
+    devices: int = schema.saved(schema.count)  # chips, or cores where each is a device
+    device_kind: str = schema.saved(schema.text)  # as JAX names it: "TPU v5 lite"
+    host: str = schema.saved(schema.text)  # this host, whose seconds these are: "2-core x86_64 CPU"
+    placement: str = schema.saved(schema.text)  # ONE_DEVICE, REPLICATED or YOURS
+    #: One device's HBM (None: not known for this kind).
+    hbm_bytes: int | None = schema.saved(schema.optional(schema.count), None)
     memory: dict[str, Memory] = field(default_factory=dict)  # by variant
     #: By variant, the runs (0-based) whose compile was not cold.
     warm: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    libtpu: str = ""  # libtpu's version
+    libtpu: str = schema.saved(schema.text, "")  # libtpu's version
     placement_notes: tuple[Noted, ...] = ()  # non-array arguments, shardings not taken
     #: ``--effort``: the default and each setting for the target, by name.
     effort: dict[str, EffortRow] = field(default_factory=dict)
     effort_notes: tuple[Noted, ...] = ()  # the settings left out, and why
 
     WHERE = TARGET
-    FIELDS = (("topology", "topology", schema.text, schema.REQUIRED),
-              ("devices", "devices", schema.count, schema.REQUIRED),
-              *schema.same(schema.text, schema.REQUIRED, "device_kind", "host", "placement"),
-              ("hbm_bytes", "hbm_bytes", schema.optional(schema.count), None),
-              ("libtpu", "libtpu", schema.text, ""),
-              ("memory", "memory", schema.mapping(Memory.from_dict), {}),
+    FIELDS = (("memory", "memory", schema.mapping(Memory.from_dict), {}),
               ("warm", "warm", schema.mapping(schema.items(schema.count)), {}),
               ("placement_notes", "placement_notes", read_notes, ()),
               ("effort", "effort", schema.mapping(EffortRow.from_dict), {}),
@@ -121,9 +113,8 @@ def waited_share(rows: Sequence[Mapping[str, Sequence[float]]]) -> float | None:
 
 def target_clock(flat: Mapping[str, Sequence[float]],
                  nested: Mapping[str, Sequence[float]]) -> Clock:
-    """The clock that decides: CPU time where the machine was busy and both rows have it."""
-    busy = is_busy(waited_share([flat, nested]))
-    return CPU if busy and to_compiled(flat, CPU) and to_compiled(nested, CPU) else WALL
+    """:func:`clock_for` both rows' stages, busy as :func:`waited_share` says."""
+    return clock_for([flat, nested], *STAGES, busy=is_busy(waited_share([flat, nested])))
 
 
 def to_compiled(samples: Mapping[str, Sequence[float]], clock: Clock = WALL) -> list[float]:

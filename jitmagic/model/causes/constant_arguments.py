@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from dataclasses import field
 from typing import Any
 
 from ..notes import Noted
@@ -18,7 +17,7 @@ from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import median
 from ..stats.units import fmt_bytes
-from ..stats.verdicts import ROUNDS_FIELDS
+from ..stats.verdicts import ROUNDS_ENDED
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import Clock
 from ..stats.witness import clock_for
@@ -31,16 +30,31 @@ BIG_BYTES = 2**20
 COMPARED = FIRST_CALL
 
 
+_line = schema.fixed(schema.text, schema.count, named="a [file, line] pair")
+_pair = schema.fixed(schema.count, schema.count, named="a [count, bytes] pair")  # (count, bytes)
+
+
+def _samples(value: Any, where: str) -> dict[str, dict[str, list[float]]]:
+    """Raw samples by form (only :data:`FORMS`), then by key: lists of seconds."""
+    for form in schema.obj(value, where):
+        if form not in FORMS:
+            fail(f"{where}.{form}", f"a form ({' or '.join(FORMS)})", form)
+    read = schema.mapping(schema.mapping(schema.items(schema.seconds)))(value, where)
+    return {f: {k: list(v) for k, v in s.items()} for f, s in read.items()}
+
+
 @dataclass(frozen=True)
 class LiftedConstant(schema.Saved):
     """One constant passed as an argument, where it is read and the name that holds it."""
 
-    nbytes: int
-    shape: tuple[int, ...]
-    dtype: str
-    lines: tuple[tuple[str, int], ...] = ()
-    name: str | None = None
-    matched: str | None = None
+    nbytes: int = schema.saved(schema.count, key="bytes")
+    shape: tuple[int, ...] = schema.saved(schema.items(schema.count), missing=())
+    dtype: str = schema.saved(schema.text)
+    lines: tuple[tuple[str, int], ...] = schema.saved(schema.items(_line), ())
+    name: str | None = schema.saved(schema.optional(schema.text), None)
+    matched: str | None = schema.saved(schema.optional(schema.text), None)
+
+    WHERE = "constant"
 
     @property
     def line_numbers(self) -> tuple[int, ...]:
@@ -68,36 +82,25 @@ def and_list(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-_line = schema.fixed(schema.text, schema.count, named="a [file, line] pair")
-
-
-LiftedConstant.WHERE = "constant"
-LiftedConstant.FIELDS = (
-    ("bytes", "nbytes", schema.count, schema.REQUIRED),
-    ("shape", "shape", schema.items(schema.count), ()),
-    ("dtype", "dtype", schema.text, schema.REQUIRED),
-    ("lines", "lines", schema.items(_line), ()),
-    ("name", "name", schema.optional(schema.text), None),
-    ("matched", "matched", schema.optional(schema.text), None),
-)
-
-
 @dataclass(frozen=True)
 class ConstantVariant(schema.Saved):
     """One variant measured both ways: the constants passed, each form's samples and program."""
 
-    variant: str
-    constants: tuple[LiftedConstant, ...]
-    samples: dict[str, dict[str, list[float]]]
+    variant: str = schema.saved(schema.text)
+    constants: tuple[LiftedConstant, ...] = schema.saved(schema.items(LiftedConstant.from_dict),
+                                                         missing=())
+    samples: dict[str, dict[str, list[float]]] = schema.saved(_samples, missing={})
     #: The variant's captured constants, as (count, bytes), before any was passed.
-    captured_constants: tuple[int, int]
-    constants_left: tuple[int, int] | None = None
-    eqns: dict[str, int] = field(default_factory=dict)
+    captured_constants: tuple[int, int] = schema.saved(_pair)
+    constants_left: tuple[int, int] | None = schema.saved(schema.optional(_pair), None)
+    eqns: dict[str, int] = schema.saved(schema.mapping(schema.count), {})
     #: How the two forms' outputs matched (None: not compared), their largest difference.
-    outputs_kind: str | None = None
-    max_abs_diff: float | None = None
-    error: str | None = None
-    noted: tuple[Noted, ...] = ()
+    outputs_kind: str | None = schema.saved(schema.optional(schema.one_of(*OUTPUT_KINDS)), None)
+    max_abs_diff: float | None = schema.saved(schema.optional(schema.number), None)
+    error: str | None = schema.saved(schema.optional(schema.text), None)
+    noted: tuple[Noted, ...] = schema.saved(read_notes, (), key="notes")
+
+    WHERE = "variant"
 
     notes = said_in("noted")
 
@@ -136,54 +139,19 @@ class ConstantVariant(schema.Saved):
         return median(self.samples.get(form, {}).get(key))
 
 
-_pair = schema.fixed(schema.count, schema.count, named="a [count, bytes] pair")  # (count, bytes)
-
-
-def _samples(value: Any, where: str) -> dict[str, dict[str, list[float]]]:
-    """Raw samples by form (only :data:`FORMS`), then by key: lists of seconds."""
-    for form in schema.obj(value, where):
-        if form not in FORMS:
-            fail(f"{where}.{form}", f"a form ({' or '.join(FORMS)})", form)
-    read = schema.mapping(schema.mapping(schema.items(schema.seconds)))(value, where)
-    return {f: {k: list(v) for k, v in s.items()} for f, s in read.items()}
-
-
-ConstantVariant.WHERE = "variant"
-ConstantVariant.FIELDS = (
-    ("variant", "variant", schema.text, schema.REQUIRED),
-    ("constants", "constants", schema.items(LiftedConstant.from_dict), ()),
-    ("samples", "samples", _samples, {}),
-    ("captured_constants", "captured_constants", _pair, schema.REQUIRED),
-    ("constants_left", "constants_left", schema.optional(_pair), None),
-    ("eqns", "eqns", schema.mapping(schema.count), {}),
-    ("outputs_kind", "outputs_kind", schema.optional(schema.one_of(*OUTPUT_KINDS)), None),
-    ("max_abs_diff", "max_abs_diff", schema.optional(schema.number), None),
-    ("error", "error", schema.optional(schema.text), None),
-    ("notes", "noted", read_notes, ()),
-)
-
-
 @dataclass(frozen=True)
 class ConstantArguments(schema.Saved):
     """Every measured variant's big constants passed as arguments, and the part's notes."""
 
-    entry: str
-    variants: dict[str, ConstantVariant]
-    noted: tuple[Noted, ...] = ()
-    stopped: str | None = None
-    wall_s: float = math.nan
-    rounds: int = 0
-    rounds_ended: str | None = None
+    entry: str = schema.saved(schema.text)
+    variants: dict[str, ConstantVariant] = schema.saved(schema.mapping(ConstantVariant.from_dict))
+    noted: tuple[Noted, ...] = schema.saved(read_notes, (), key="notes")
+    stopped: str | None = schema.saved(schema.optional(schema.text), None)
+    wall_s: float = schema.saved(schema.number_or_nan, math.nan)
+    rounds: int = schema.saved(schema.count, 0)
+    rounds_ended: str | None = schema.saved(ROUNDS_ENDED, None)
 
     WHERE = "constant_arguments"
-    FIELDS = (
-        ("entry", "entry", schema.text, schema.REQUIRED),
-        ("variants", "variants", schema.mapping(ConstantVariant.from_dict), schema.REQUIRED),
-        ("notes", "noted", read_notes, ()),
-        ("stopped", "stopped", schema.optional(schema.text), None),
-        ("wall_s", "wall_s", schema.number_or_nan, math.nan),
-        *ROUNDS_FIELDS,
-    )
 
     def __getitem__(self, variant: str) -> ConstantVariant:
         return self.variants[variant]

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
-from dataclasses import field
 from enum import StrEnum
 from typing import Any
 
@@ -24,10 +23,9 @@ from ..stats.rule import SLOWER
 from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import median
-from ..stats.verdicts import ROUNDS_FIELDS
+from ..stats.verdicts import ROUNDS_ENDED
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
-from ..stats.witness import WALL
 from ..stats.witness import Clock
 from ..stats.witness import clock_for
 from ..stats.witness import cpu_key
@@ -79,18 +77,13 @@ class Came(StrEnum):
 class Setting(schema.Saved):
     """One lower-effort setting: its compiler options, and how a user writes it."""
 
-    name: str
-    options: dict[str, Any]
-    config: str | None = None
-    keyword: bool = True
-    acts_on: str | None = None
+    name: str = schema.saved(schema.text)
+    options: dict[str, Any] = schema.saved(schema.mapping(schema.scalar))
+    config: str | None = schema.saved(schema.optional(schema.text), None)
+    keyword: bool = schema.saved(schema.flag, True)
+    acts_on: str | None = schema.saved(schema.optional(schema.text), None)
 
     WHERE = "setting"
-    FIELDS = (("name", "name", schema.text, schema.REQUIRED),
-              ("options", "options", schema.mapping(schema.scalar), schema.REQUIRED),
-              ("config", "config", schema.optional(schema.text), None),
-              ("keyword", "keyword", schema.flag, True),
-              ("acts_on", "acts_on", schema.optional(schema.text), None))
 
 
 @dataclass(frozen=True)
@@ -98,27 +91,20 @@ class EffortRow(schema.Saved):
     """One setting's raw samples (:data:`KEYS`), whether it changed the program, how its
     outputs compared; the out-of-line row's helpers ``kept`` and ``refused``."""
 
-    setting: Setting
-    samples: dict[str, tuple[float, ...]] = field(default_factory=dict)
-    reached: bool | None = None
-    outputs: str | None = None
-    max_abs_diff: float | None = None
+    setting: Setting = schema.saved(Setting.from_dict)
+    samples: dict[str, tuple[float, ...]] = schema.saved(
+        schema.mapping(schema.items(schema.seconds)), {})
+    reached: bool | None = schema.saved(schema.optional(schema.flag), None)
+    outputs: str | None = schema.saved(schema.optional(schema.one_of(*OUTPUT_KINDS)), None)
+    max_abs_diff: float | None = schema.saved(schema.optional(schema.number), None)
     #: Where the outputs differ (the first leaf), or why they could not be compared.
-    outputs_found: Noted | None = None
-    error: str | None = None
-    kept: dict[str, int] = field(default_factory=dict)
-    refused: dict[str, Noted] = field(default_factory=dict)
+    outputs_found: Noted | None = schema.saved(schema.optional(read_noted),
+                                               None, key="outputs_detail")
+    error: str | None = schema.saved(schema.optional(schema.text), None)
+    kept: dict[str, int] = schema.saved(schema.mapping(schema.integer), {})
+    refused: dict[str, Noted] = schema.saved(schema.mapping(read_noted), {})
 
     WHERE = "row"
-    FIELDS = (("setting", "setting", Setting.from_dict, schema.REQUIRED),
-              ("samples", "samples", schema.mapping(schema.items(schema.seconds)), {}),
-              ("reached", "reached", schema.optional(schema.flag), None),
-              ("outputs", "outputs", schema.optional(schema.one_of(*OUTPUT_KINDS)), None),
-              ("max_abs_diff", "max_abs_diff", schema.optional(schema.number), None),
-              ("outputs_detail", "outputs_found", schema.optional(read_noted), None),
-              ("error", "error", schema.optional(schema.text), None),
-              ("kept", "kept", schema.mapping(schema.integer), {}),
-              ("refused", "refused", schema.mapping(read_noted), {}))
 
     @property
     def name(self) -> str:
@@ -180,30 +166,21 @@ class Outcome:
 class Effort(schema.Saved):
     """XLA's effort settings measured beside the default: ``Comparison.effort``."""
 
-    entry: str
-    default: dict[str, tuple[float, ...]]
-    rows: dict[str, EffortRow]
-    baseline: dict[str, Any] = field(default_factory=dict)
-    omitted: tuple[Noted, ...] = ()
-    stopped: str | None = None
-    warnings: tuple[str, ...] = ()
-    default_error: str | None = None
-    backend: str | None = None
-    rounds: int = 0
-    rounds_ended: str | None = None
+    entry: str = schema.saved(schema.text)
+    default: dict[str, tuple[float, ...]] = schema.saved(
+        schema.mapping(schema.items(schema.seconds)))
+    rows: dict[str, EffortRow] = schema.saved(schema.mapping(EffortRow.from_dict))
+    baseline: dict[str, Any] = schema.saved(schema.mapping(schema.scalar), {})
+    omitted: tuple[Noted, ...] = schema.saved(read_notes, (), key="left_out")
+    stopped: str | None = schema.saved(schema.optional(schema.text), None)
+    warnings: tuple[str, ...] = schema.saved(schema.items(schema.text), ())
+    default_error: str | None = schema.saved(schema.optional(schema.text), None)
+    backend: str | None = schema.saved(schema.optional(schema.text), None)
+    rounds: int = schema.saved(schema.count, 0)
+    rounds_ended: str | None = schema.saved(ROUNDS_ENDED, None)
 
     WHERE = "effort"
-    FIELDS = (("entry", "entry", schema.text, schema.REQUIRED),
-              ("default", "default", schema.mapping(schema.items(schema.seconds)), schema.REQUIRED),
-              ("rows", "rows", schema.mapping(EffortRow.from_dict), schema.REQUIRED),
-              ("baseline", "baseline", schema.mapping(schema.scalar), {}),
-              ("left_out", "omitted", read_notes, ()),
-              ("stopped", "stopped", schema.optional(schema.text), None),
-              ("warnings", "warnings", schema.items(schema.text), ()),
-              ("default_error", "default_error", schema.optional(schema.text), None),
-              ("backend", "backend", schema.optional(schema.text), None),
-              *ROUNDS_FIELDS,
-              ("verdicts", "verdicts", None, None))
+    FIELDS = (("verdicts", "verdicts", None, None),)
 
     def __getitem__(self, name: str) -> EffortRow:
         return self.rows[name]
@@ -252,9 +229,7 @@ class Effort(schema.Saved):
 
 def record_clock(rows: Sequence[Mapping[str, Sequence[float]]]) -> Clock:
     """The one clock of an effort record whose rows (the default's first) hold these."""
-    measured = measured_rows(rows)
-    compiled, called = clock_for(measured, COMPILE), clock_for(measured, EXECUTE)
-    return compiled if compiled == called else WALL
+    return clock_for(measured_rows(rows), COMPILE, EXECUTE)
 
 
 def measured_rows(rows: Sequence[Mapping[str, Sequence[float]]]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from dataclasses import field
 from typing import Any
 from typing import Literal
 from typing import get_args
@@ -21,7 +20,7 @@ from ..stats.rule import Difference
 from ..stats.rule import difference
 from ..stats.rule import json_number
 from ..stats.rule import median
-from ..stats.verdicts import ROUNDS_FIELDS
+from ..stats.verdicts import ROUNDS_ENDED
 from ..stats.witness import FIRST_CALL
 from ..stats.witness import WAIT
 from ..stats.witness import Clock
@@ -37,21 +36,18 @@ DEFAULT_MIN_COMPILE_S = 1.0
 class Start(schema.Saved):
     """One first call, JAX's cache hits and misses in it, and its stages (None: no event)."""
 
-    seconds: float
-    cpu_s: float | None = None  # the process's CPU seconds in the same interval
-    wait_s: float | None = None  # how long its threads waited for a CPU
-    hits: int = 0
-    misses: int = 0
+    seconds: float = schema.saved(schema.seconds)
+    #: The process's CPU seconds in the same interval, and how long its threads waited for a CPU.
+    cpu_s: float | None = schema.saved(schema.optional(schema.seconds), None)
+    wait_s: float | None = schema.saved(schema.optional(schema.seconds), None)
+    hits: int = schema.saved(schema.count, 0)
+    misses: int = schema.saved(schema.count, 0)
     trace_s: float | None = None
     lower_s: float | None = None
     compile_s: float | None = None  # on a hit: about the time to read the entry
 
     WHERE = "start"
-    FIELDS = (("seconds", "seconds", schema.seconds, schema.REQUIRED),
-              ("cpu_s", "cpu_s", schema.optional(schema.seconds), None),
-              ("wait_s", "wait_s", schema.optional(schema.seconds), None),
-              *schema.same(schema.count, 0, "hits", "misses"),
-              *schema.same(schema.optional(schema.seconds), None, *STAGES))
+    FIELDS = (*schema.same(schema.optional(schema.seconds), None, *STAGES),)
 
 
 Starts = tuple[Start, ...]
@@ -94,11 +90,10 @@ class CacheRow(schema.Saved):
     cold: Starts = ()
     warm: Starts = ()
     error: str | None = None  # the user's code failed: why (its frames only)
-    no_cache: Starts = ()
+    no_cache: Starts = schema.saved(schema.items(Start.from_dict), ())
 
     #: "read" and "saved_s" are written, derived again when read.
-    FIELDS = (("no_cache", "no_cache", schema.items(Start.from_dict), ()),
-              ("cold", "cold", schema.items(Start.from_dict), ()),
+    FIELDS = (("cold", "cold", schema.items(Start.from_dict), ()),
               ("warm", "warm", schema.items(Start.from_dict), ()),
               ("error", "error", schema.optional(schema.text), None),
               ("read", "read", None, None),
@@ -195,16 +190,13 @@ class CacheRow(schema.Saved):
 class UserCache(schema.Saved):
     """The user's own persistent-cache settings, read before measuring."""
 
-    folder_set: bool = False  # jax_compilation_cache_dir is set
-    enabled: bool = True  # jax_enable_compilation_cache
-    min_compile_s: float = DEFAULT_MIN_COMPILE_S  # jax_persistent_cache_min_compile_time_secs
-    min_entry_bytes: int = 0  # jax_persistent_cache_min_entry_size_bytes
+    folder_set: bool = schema.saved(schema.flag, False)  # jax_compilation_cache_dir is set
+    enabled: bool = schema.saved(schema.flag, True)  # jax_enable_compilation_cache
+    #: jax_persistent_cache_min_compile_time_secs and jax_persistent_cache_min_entry_size_bytes
+    min_compile_s: float = schema.saved(schema.number, DEFAULT_MIN_COMPILE_S)
+    min_entry_bytes: int = schema.saved(schema.integer, 0)
 
     WHERE = "user_cache"
-    FIELDS = (("folder_set", "folder_set", schema.flag, False),
-              ("enabled", "enabled", schema.flag, True),
-              ("min_compile_s", "min_compile_s", schema.number, DEFAULT_MIN_COMPILE_S),
-              ("min_entry_bytes", "min_entry_bytes", schema.integer, 0))
 
 
 def _rows(value: Any, where: str) -> dict[str, CacheRow]:
@@ -221,23 +213,19 @@ def _rows(value: Any, where: str) -> dict[str, CacheRow]:
 class SecondStart(schema.Saved):
     """A second start with a warm persistent cache, per variant: ``Comparison.second_start``."""
 
-    rows: dict[str, CacheRow]
-    user: UserCache = field(default_factory=UserCache)
-    stopped: str | None = None  # why measuring ended early (PARTIAL), if it did
-    warned: tuple[Noted, ...] = ()  # another thread's compiles
+    rows: dict[str, CacheRow] = schema.saved(_rows)
+    user: UserCache = schema.saved(UserCache.from_dict, key="user_cache", missing=UserCache(),
+                                   factory=UserCache)
+    #: Why measuring ended early (PARTIAL), if it did; another thread's compiles.
+    stopped: str | None = schema.saved(schema.optional(schema.text), None)
+    warned: tuple[Noted, ...] = schema.saved(read_notes, (), key="warnings")
     #: Each variant's median XLA compile in the comparison, with no cache.
-    compile_s: dict[str, float] = field(default_factory=dict)
-    rounds: int = 0
-    rounds_ended: str | None = None
+    compile_s: dict[str, float] = schema.saved(schema.mapping(schema.seconds), {})
+    rounds: int = schema.saved(schema.count, 0)
+    rounds_ended: str | None = schema.saved(ROUNDS_ENDED, None)
 
     WHERE = "second_start"
-    FIELDS = (("rows", "rows", _rows, schema.REQUIRED),
-              ("user_cache", "user", UserCache.from_dict, UserCache()),
-              ("stopped", "stopped", schema.optional(schema.text), None),
-              ("warnings", "warned", read_notes, ()),
-              ("compile_s", "compile_s", schema.mapping(schema.seconds), {}),
-              *ROUNDS_FIELDS,
-              ("nesting", "nesting_said", None, None))
+    FIELDS = (("nesting", "nesting_said", None, None),)
 
     warnings = said_in("warned")
 

@@ -20,30 +20,19 @@ PROFILED = ("flat", "nested")
 class PassTime(schema.Saved):
     """One HLO pass, by XLA's name: its seconds summed over its ``runs`` in one compile."""
 
-    name: str
-    seconds: float
-    runs: int
-
-
-PassTime.FIELDS = (("name", "name", schema.text, schema.REQUIRED),
-                   ("seconds", "seconds", schema.seconds, schema.REQUIRED),
-                   ("runs", "runs", schema.count, schema.REQUIRED))
+    name: str = schema.saved(schema.text)
+    seconds: float = schema.saved(schema.seconds)
+    runs: int = schema.saved(schema.count)
 
 
 @dataclass(frozen=True)
 class NamedTime(schema.Saved):
     """A part of the compile the backend names inside a bigger one: seconds, events, biggest."""
 
-    key: str
-    seconds: float
-    events: int
-    biggest: str
-
-
-NamedTime.FIELDS = (("key", "key", schema.text, schema.REQUIRED),
-                    ("seconds", "seconds", schema.seconds, schema.REQUIRED),
-                    ("events", "events", schema.count, schema.REQUIRED),
-                    ("biggest", "biggest", schema.text, schema.REQUIRED))
+    key: str = schema.saved(schema.text)
+    seconds: float = schema.saved(schema.seconds)
+    events: int = schema.saved(schema.count)
+    biggest: str = schema.saved(schema.text)
 
 
 @dataclass(frozen=True)

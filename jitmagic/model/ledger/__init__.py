@@ -39,21 +39,18 @@ class Stale(schema.Saved):
     """A Python value a jitted function read at its last trace that changed later, while
     that program stayed in use: calls after it computed with the old value."""
 
-    function: str
-    name: str
-    scope: str  # ``global`` or ``closure``
+    function: str = schema.saved(text)
+    name: str = schema.saved(text)
+    scope: str = schema.saved(text)  # ``global`` or ``closure``
     #: The value when traced and at the end of the run, as ``repr`` writes them (clipped).
-    traced: str
-    now: str
+    traced: str = schema.saved(text)
+    now: str = schema.saved(text)
     #: ``file:line`` where the function reads it, and where the function was defined.
-    line: str | None = None
-    defined_at: str | None = None
+    line: str | None = schema.saved(maybe_text, None)
+    defined_at: str | None = schema.saved(maybe_text, None)
     #: The user's function that reads it (None: the jitted one), and the inputs' types.
-    helper: str | None = None
-    inputs: str | None = None
-
-    FIELDS = (*schema.same(text, schema.REQUIRED, "function", "name", "scope", "traced", "now"),
-              *schema.same(maybe_text, None, "line", "defined_at", "helper", "inputs"))
+    helper: str | None = schema.saved(maybe_text, None)
+    inputs: str | None = schema.saved(maybe_text, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +67,8 @@ class Broken:
 class Gate(schema.Saved):
     """Each function's allowed compiles (its warm-up), and the run's; None: no limit."""
 
-    fail_after_warmup: int | None = None
-    max_compiles: int | None = None
-
-    FIELDS = tuple((key, key, schema.optional(schema.count), None)
-                   for key in ("fail_after_warmup", "max_compiles"))
+    fail_after_warmup: int | None = schema.saved(schema.optional(schema.count), None)
+    max_compiles: int | None = schema.saved(schema.optional(schema.count), None)
 
     @property
     def any(self) -> bool:
@@ -87,9 +81,9 @@ class Ledger(Shown, schema.Saved):
 
     compiles: tuple[Compile, ...]
     wall_s: float  # from the first line of the watched code to its end
-    source: str = "the cell"  # what was watched: ``the cell``, a file's name, ``the block``
+    source: str = schema.saved(text, "the cell")  # ``the cell``, a file's name, ``the block``
     #: The file name its code ran under (a cell's), whose lines are shown as ``line N``.
-    source_file: str | None = None
+    source_file: str | None = schema.saved(maybe_text, None)
     error: str | None = None  # the exception that ended the run, if any
     stopped: bool = False  # Ctrl-C stopped the run
     omitted: tuple[Omitted, ...] = ()
@@ -102,9 +96,7 @@ class Ledger(Shown, schema.Saved):
     #: The values its jitted functions kept from their trace that changed since.
     stale: tuple[Stale, ...] = ()
 
-    FIELDS = (("source", "source", text, "the cell"),
-              ("source_file", "source_file", maybe_text, None),
-              ("wall_s", "wall_s", seconds_or_zero, 0.0),
+    FIELDS = (("wall_s", "wall_s", seconds_or_zero, 0.0),
               ("error", "error", maybe_text, None),
               ("stopped", "stopped", schema.flag, False),
               ("jax_version", "jax_version", maybe_text, None),

@@ -85,66 +85,47 @@ def first_kept(read: Any, most: int) -> schema.Kind:
 class Change(schema.Saved):
     """One difference JAX named between a compile's arguments and the earlier compile's."""
 
-    kind: str
-    argument: str | None = None
-    before: str | None = None
-    after: str | None = None
-
-    FIELDS = (("kind", "kind", _kind, schema.REQUIRED),
-              *schema.same(maybe_text, None, "argument", "before", "after"))
+    kind: str = schema.saved(_kind)
+    argument: str | None = schema.saved(maybe_text, None)
+    before: str | None = schema.saved(maybe_text, None)
+    after: str | None = schema.saved(maybe_text, None)
 
 
 @dataclass(frozen=True, slots=True)
-class Reason(schema.Saved):
-    """Why one compile happened, the other differences JAX named, and JAX's words."""
+class Reason(Change):
+    """Why one compile happened (its :class:`Change`), the other differences JAX named, and
+    JAX's words."""
 
-    kind: str
-    argument: str | None = None
-    before: str | None = None
-    after: str | None = None
     #: How many other arguments differed as well (``also``'s, and past :data:`MAX_ALSO`).
-    more: int = 0
-    text: str = ""
-    also: tuple[Change, ...] = ()
+    more: int = schema.saved(schema.count, 0)
+    text: str = schema.saved(lambda v, w: maybe_text(v, w) or "", "")
+    also: tuple[Change, ...] = schema.saved(first_kept(Change.from_dict, MAX_ALSO), ())
     #: What the watch knows where JAX said nothing (None: nothing).
-    noted: Noted | None = None
-
-    FIELDS = (*Change.FIELDS,
-              ("more", "more", schema.count, 0),
-              ("text", "text", lambda v, w: maybe_text(v, w) or "", ""),
-              ("also", "also", first_kept(Change.from_dict, MAX_ALSO), ()),
-              ("noted", "noted", schema.optional(lambda v, w: Noted(schema.one_of(*Noted)(v, w))),
-               None))
+    noted: Noted | None = schema.saved(
+        schema.optional(lambda v, w: Noted(schema.one_of(*Noted)(v, w))), None)
 
 
 @dataclass(frozen=True, slots=True)
 class Compile(schema.Saved):
     """One trace, lowering and XLA compile of one function (a stage's None: no JAX event)."""
 
-    function: str
-    reason: Reason
+    function: str = schema.saved(text)
+    reason: Reason = schema.saved(Reason.from_dict)
     #: ``file:line`` where the function was defined, as JAX says (None: not said).
-    defined_at: str | None = None
+    defined_at: str | None = schema.saved(maybe_text, None)
     #: ``file:line`` of the user's code that made the call, and that line's text.
-    call_site: str | None = None
-    call_text: str | None = None
-    thread: str = "MainThread"
+    call_site: str | None = schema.saved(maybe_text, None)
+    call_text: str | None = schema.saved(maybe_text, None)
+    thread: str = schema.saved(text, "MainThread")
     #: Whether it counts as the run's: on its thread or one started while it ran.
-    in_run: bool = True
-    eager: bool = False  # an eager ``jnp``/``lax`` call outside any jit
+    in_run: bool = schema.saved(schema.flag, True)
+    eager: bool = schema.saved(schema.flag, False)  # an eager ``jnp``/``lax`` call outside any jit
     trace_s: float | None = None
     lower_s: float | None = None
     compile_s: float | None = None
     at_s: float = 0.0  # from the start of the watch to this compile's first event
 
-    FIELDS = (("function", "function", text, schema.REQUIRED),
-              ("reason", "reason", Reason.from_dict, schema.REQUIRED),
-              *schema.same(maybe_text, None, "defined_at", "call_site", "call_text"),
-              ("thread", "thread", text, "MainThread"),
-              ("in_run", "in_run", schema.flag, True),
-              ("eager", "eager", schema.flag, False),
-              *schema.same(maybe_seconds, None, *STAGES),
-              ("at_s", "at_s", seconds_or_zero, 0.0))
+    FIELDS = (*schema.same(maybe_seconds, None, *STAGES), ("at_s", "at_s", seconds_or_zero, 0.0))
 
     @property
     def seconds(self) -> float:
@@ -160,15 +141,8 @@ class Compile(schema.Saved):
 class Omitted(schema.Saved):
     """The compiles of one function past :data:`~jitmagic.model.ledger.MAX_KEPT`: only counted."""
 
-    function: str
-    count: int
-    seconds: float
-    again: int
-    again_seconds: float = 0.0
-
-    FIELDS = (
-        ("function", "function", text, schema.REQUIRED),
-        ("count", "count", schema.count, schema.REQUIRED),
-        ("seconds", "seconds", seconds_or_zero, 0.0),
-        ("again", "again", schema.count, 0),
-        ("again_seconds", "again_seconds", seconds_or_zero, 0.0))
+    function: str = schema.saved(text)
+    count: int = schema.saved(schema.count)
+    seconds: float = schema.saved(seconds_or_zero, missing=0.0)
+    again: int = schema.saved(schema.count, missing=0)
+    again_seconds: float = schema.saved(seconds_or_zero, 0.0)

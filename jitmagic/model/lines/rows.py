@@ -12,20 +12,23 @@ from ..saved import schema
 class LineRow(schema.Saved):
     """What one source line cost in one variant's cold trace and lowering."""
 
-    file: str
-    line: int
-    text: str
-    hits: int | None = 0
-    eqns_own: int = 0
-    eqns_inclusive: int = 0
-    hlo_ops: int = 0
-    trace_s: float | None = 0.0
+    file: str = schema.saved(schema.text)
+    line: int = schema.saved(schema.count)
+    text: str = schema.saved(schema.text, missing="")
+    hits: int | None = schema.saved(schema.optional(schema.count), 0, missing=None)
+    eqns_own: int = schema.saved(schema.count, 0)
+    eqns_inclusive: int = schema.saved(schema.count, 0)
+    hlo_ops: int = schema.saved(schema.count, 0)
+    trace_s: float | None = schema.saved(schema.optional(schema.seconds), 0.0, missing=None)
     #: Array constants the line (``_own``: its own equations) reads, and their bytes.
-    consts: int | None = None
-    const_bytes: int | None = None
-    const_bytes_own: int | None = None
+    consts: int | None = schema.saved(schema.optional(schema.count), None)
+    const_bytes: int | None = schema.saved(schema.optional(schema.count), None)
+    const_bytes_own: int | None = schema.saved(schema.optional(schema.count), None)
     #: Of ``eqns_inclusive``, those inside a JAX loop's body (None: not counted).
-    eqns_in_loops: int | None = None
+    eqns_in_loops: int | None = schema.saved(schema.optional(schema.count), None)
+
+    WHERE = "row"
+    SPARSE = frozenset({"eqns_in_loops"})
 
     @property
     def key(self) -> tuple[str, int]:
@@ -42,32 +45,23 @@ class LineRow(schema.Saved):
         return bool(self.hits or self.eqns_inclusive or self.hlo_ops)
 
 
-LineRow.WHERE = "row"
-LineRow.FIELDS = (
-    ("file", "file", schema.text, schema.REQUIRED),
-    ("line", "line", schema.count, schema.REQUIRED),
-    ("text", "text", schema.text, ""),
-    ("hits", "hits", schema.optional(schema.count), None),
-    *schema.same(schema.count, 0, "eqns_own", "eqns_inclusive", "hlo_ops"),
-    ("trace_s", "trace_s", schema.optional(schema.seconds), None),
-    *schema.same(schema.optional(schema.count), None, "consts", "const_bytes",
-                 "const_bytes_own", "eqns_in_loops"),
-)
-LineRow.SPARSE = frozenset({"eqns_in_loops"})
-
-
 @dataclass(frozen=True, slots=True)
 class FunctionSpan(schema.Saved):
     """A user function (or generator expression, lambda ...) the trace entered."""
 
-    name: str
-    file: str
-    first_line: int
-    last_line: int
-    calls: int | None = 0  # fresh calls while tracing; None where no line hook ran
-    helper: str = ""  # the helper's name as ``--nest`` takes it; "" where unknown
+    name: str = schema.saved(schema.text)
+    file: str = schema.saved(schema.text)
+    first_line: int = schema.saved(schema.count)
+    last_line: int = schema.saved(schema.count)
+    #: Fresh calls while tracing (None: no line hook ran); the helper's name as ``--nest``
+    #: takes it ("" where unknown).
+    calls: int | None = schema.saved(schema.optional(schema.count), 0, missing=None)
+    helper: str = schema.saved(schema.text, "")
     #: Whether ``calls`` are the helper's jit calls in the nested program (no hook ran).
-    in_program: bool = False
+    in_program: bool = schema.saved(schema.flag, False)
+
+    WHERE = "function"
+    SPARSE = frozenset({"helper", "in_program"})
 
     @property
     def is_helper_like(self) -> bool:
@@ -76,17 +70,6 @@ class FunctionSpan(schema.Saved):
 
     def holds(self, row: LineRow) -> bool:
         return row.file == self.file and self.first_line <= row.line <= self.last_line
-
-
-FunctionSpan.WHERE = "function"
-FunctionSpan.SPARSE = frozenset({"helper", "in_program"})
-FunctionSpan.FIELDS = (
-    *schema.same(schema.text, schema.REQUIRED, "name", "file"),
-    *schema.same(schema.count, schema.REQUIRED, "first_line", "last_line"),
-    ("calls", "calls", schema.optional(schema.count), None),
-    ("helper", "helper", schema.text, ""),
-    ("in_program", "in_program", schema.flag, False),
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import math
 import re
 import sys
@@ -302,13 +303,39 @@ def written(record: Any) -> dict[str, Any]:
             or key not in record.SPARSE}
 
 
+_AS_DEFAULT = object()
+
+
+def saved(kind: Kind, default: Any = REQUIRED, key: str = "", missing: Any = _AS_DEFAULT,
+          factory: Callable[[], Any] | None = None) -> Any:
+    """A dataclass field of a :class:`Saved` record, saved under ``key`` (else its name) and
+    read by ``kind``; ``missing``: what a report without it reads as, where not ``default``
+    (or a new ``factory()``, a dict's default ``{}``)."""
+    row = (key, kind, default if missing is _AS_DEFAULT else missing)
+    if factory or isinstance(default, dict):
+        return dataclasses.field(default_factory=factory or dict, metadata={"saved": row})
+    if default is REQUIRED:
+        return dataclasses.field(metadata={"saved": row})
+    return dataclasses.field(default=default, metadata={"saved": row})
+
+
 class Saved:
-    """A record saved as its :attr:`FIELDS` table says (:attr:`SPARSE`: only off default)."""
+    """A record saved as its :attr:`FIELDS` table says (:attr:`SPARSE`: only off default):
+    its base's rows, its own :func:`saved` fields' in order, then those its class body writes."""
 
     __slots__ = ()
     FIELDS: ClassVar[tuple[Field, ...]] = ()
     WHERE: ClassVar[str] = ""
     SPARSE: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls) -> None:
+        own = [(f.metadata["saved"], n) for n, f in vars(cls).items()
+               if isinstance(f, dataclasses.Field) and "saved" in f.metadata]
+        if own:
+            base = cls.__mro__[1]
+            cls.FIELDS = (*(base.FIELDS if issubclass(base, Saved) else ()),
+                          *((key or n, n, kind, missing) for (key, kind, missing), n in own),
+                          *vars(cls).get("FIELDS", ()))
 
     def to_dict(self) -> dict[str, Any]:
         return written(self)

@@ -16,11 +16,8 @@ from .witness import Clock
 
 #: Why ``-r auto`` stopped taking rounds (saved in reports, so they never change).
 DECIDED, MOST_ROUNDS, BUDGET = "decided", "most pairs", "budget"
-#: How a part's record saves its rounds: how many (0: not recorded) and why they ended.
-ROUNDS_FIELDS: tuple[schema.Field, ...] = (
-    ("rounds", "rounds", schema.count, 0),
-    ("rounds_ended", "rounds_ended",
-     schema.optional(schema.one_of(DECIDED, MOST_ROUNDS, BUDGET)), None))
+#: How a part's record reads why its rounds ended (None: not recorded).
+ROUNDS_ENDED = schema.optional(schema.one_of(DECIDED, MOST_ROUNDS, BUDGET))
 
 
 @dataclass(frozen=True)

@@ -69,11 +69,13 @@ def loads_differ(old: float | None, new: float | None) -> bool:
     return ran[0] * LOAD_APART < ran[1]
 
 
-def clock_for(rows: Sequence[Mapping[str, Sequence[float]]], key: str = FIRST_CALL) -> Clock:
-    """CPU where the machine was busy and every row has CPU samples of ``key``, else wall."""
-    if not is_busy(waited_share(rows)):
-        return WALL
-    return CPU if all(has_cpu(r, key) for r in rows) else WALL
+def clock_for(rows: Sequence[Mapping[str, Sequence[float]]], *keys: str,
+              busy: bool | None = None) -> Clock:
+    """The one rule: CPU time where the machine was ``busy`` (by default as ``rows``' cold
+    first calls' waits say) and every row has CPU samples of every key; else wall time."""
+    busy = is_busy(waited_share(rows)) if busy is None else busy
+    cpu = bool(rows) and all(has_cpu(r, k) for r in rows for k in keys or (FIRST_CALL,))
+    return CPU if busy and cpu else WALL
 
 
 def has_cpu(samples: Mapping[str, Sequence[float]], key: str) -> bool:
