@@ -67,6 +67,7 @@ from .sampling.stages import environment
 from .sampling.stages import timed_stage
 from .sampling.stops import Checkpoint
 from .sampling.stops import Stop
+from .sampling.stops import first_line
 from .sampling.structure import ProgramFacts
 from .sampling.structure import same_compiled
 from .sampling.structure import structure
@@ -84,9 +85,8 @@ def topology_devices(topology: tpu.Topology) -> list[Any]:
         with tpu.libtpu_environment(), tpu.native_stderr_kept(said):
             return _described(topology)
     except Exception as exc:  # libtpu's own words: an unknown layout, a lock it cannot take
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"--target {topology.name}: libtpu could not describe it: "
-                         f"{first}") from None
+                         f"{first_line(exc)}") from None
 
 
 def _described(topology: tpu.Topology) -> list[Any]:
@@ -328,8 +328,7 @@ def accepted(device: Any, baseline: dict[str, Any]) -> tuple[list[Any], list[Pla
         try:
             lowered.compile(compiler_options={**baseline, **s.options})
         except Exception as exc:  # libtpu's refusal: said, the rest measured
-            why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            notes.append(Placed("target_setting_refused", s.name, why))
+            notes.append(Placed("target_setting_refused", s.name, first_line(exc)[:200]))
             continue
         keep.append(s)
     return keep, notes

@@ -47,6 +47,7 @@ from ..sampling.stages import Lowering
 from ..sampling.stages import compiled_first_call
 from ..sampling.stages import lower_once
 from ..sampling.stops import Checkpoint
+from ..sampling.stops import first_line
 from ..sampling.structure import ProgramFacts
 from ..variants.out_of_line import out_of_line_variant
 from ..variants.out_of_line import probe
@@ -93,8 +94,7 @@ def accepted(settings: Iterable[model.Setting], baseline: dict[str, Any],
         try:
             compiled = lowered.compile(compiler_options={**baseline, **s.options} or None)
         except Exception as exc:  # XLA's refusal: an unknown option, one of another backend
-            why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            notes.append(Parts("setting_refused", s.name, label, why))
+            notes.append(Parts("setting_refused", s.name, label, first_line(exc)[:200]))
             continue
         keep.append(s)
         seen = executable_bytes(compiled)

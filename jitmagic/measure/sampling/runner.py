@@ -24,7 +24,7 @@ from .lockstep import barrier
 from .lockstep import same_outcome
 from .monitor import Monitor
 from .monitor import disagreements
-from .outputs import OutputCheck
+from .outputs import OutputDiff
 from .rounds import Rounds
 from .rounds import rounds_of
 from .stages import STEADY_CEILING_S
@@ -99,7 +99,7 @@ class Sampler:
         #: Rows whose cold samples (their steady state with them) another subject takes:
         #: a fresh process's (:mod:`.fresh`).
         self.takers: dict[str, Subject] = {}
-        self.outputs = OutputCheck(len(subjects))
+        self.outputs = OutputDiff(expected=len(subjects))
 
     def measure(self, repeat: int | str | Rounds, number: int | None, monitor: Monitor,
                 check: Checkpoint, what: str = "comparison") -> None:

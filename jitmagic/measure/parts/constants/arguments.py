@@ -31,7 +31,7 @@ from ...sampling import structure
 from ...sampling.conditions import frozen_heap
 from ...sampling.conditions import persistent_cache_off
 from ...sampling.monitor import Monitor
-from ...sampling.outputs import OutputCheck
+from ...sampling.outputs import OutputDiff
 from ...sampling.rounds import Rounds
 from ...sampling.runner import ColdSample
 from ...sampling.runner import Sampler
@@ -186,7 +186,7 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> st
         runs.measure(rounds, None, monitor, check, what=PART)
     for name, f in forms.items():
         if f.record is not None and f.calls:
-            outputs = OutputCheck(len(model.FORMS))
+            outputs = OutputDiff(expected=len(model.FORMS))
             for form in model.FORMS:
                 outputs.add(form, rows[f"{name} {form}"].output)
             f.record = dataclasses.replace(
