@@ -54,8 +54,6 @@ from .parts.effort import candidates
 from .parts.run import PartRun
 from .sampling import clocks
 from .sampling import contention
-from .sampling.conditions import frozen_heap
-from .sampling.conditions import persistent_cache_off
 from .sampling.monitor import Monitor
 from .sampling.rounds import Rounds
 from .sampling.rounds import rounds_for
@@ -239,8 +237,7 @@ def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
     # a compile for a TPU takes seconds, as on the TPU: the accelerator's budget
     budgeted = dataclasses.replace(options, budget=options.budget or TPU.budget_s)
     rounds = rounds_for(budgeted, lambda: _decided(runs), busy=lambda: _busy(runs))
-    with persistent_cache_off(), frozen_heap(), check.catching_interrupts():
-        runs.measure(rounds, None, Monitor(), check)
+    runs.measure_cold(rounds, None, check)
     variants = variant_results(runs)
     if same:
         variants["nested"] = nothing_to_nest(prepared["nested"].variant)
@@ -352,10 +349,9 @@ def add_target_effort(result: Comparison, flat: Prepared, device: Any,
         return all(difference(default, s.get("compile_s", [])).decided
                    for n, s in runs.samples.items() if n != DEFAULT and n not in runs.errors)
 
-    with persistent_cache_off(), frozen_heap(), check.catching_interrupts(), \
-            contextlib.suppress(UserCodeError):  # every row failed: each says why
-        runs.measure(Rounds(AUTO, decided, cap=MOST_EFFORT_ROUNDS), None, Monitor(), check,
-                     what="effort for the target")
+    with contextlib.suppress(UserCodeError):  # every row failed: each says why
+        runs.measure_cold(Rounds(AUTO, decided, cap=MOST_EFFORT_ROUNDS), None, check,
+                          what="effort for the target")
     effort = {n: EffortRow(n, lines[n], tuple(runs.samples[n].get("compile_s", [])),
                            tuple(runs.samples[n].get("compile_cpu_s", [])),
                            runs.describe_failure(n) if n in runs.errors else None)

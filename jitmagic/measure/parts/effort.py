@@ -34,8 +34,6 @@ from ...model.stats.witness import cpu_key
 from ...model.stats.witness import on
 from ...options import Options
 from ...options.values import AUTO
-from ..sampling.conditions import frozen_heap
-from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import COMPILE_EVENT
 from ..sampling.monitor import Monitor
 from ..sampling.outputs import UNCOMPARED
@@ -256,10 +254,8 @@ def measure_effort(flat: Prepared, rounds: int | Rounds = FEWEST_EFFORT_ROUNDS,
     runs = Sampler({n: SettingSubject(p, name=n, outputs=outputs,
                                       inner_compiles=n == model.OUT_OF_LINE, lowering=lowerings[n])
                     for n, p in rows.items()}, PHASES, noun="setting")
-    with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
-          check.catching_interrupts(), suppress(UserCodeError)):  # every row failed:
-        runs.measure(taken := settling(runs, rounds), None, monitor, check,
-                     what=PART)  # each says why
+    with suppress(UserCodeError):  # every row failed: each says why
+        runs.measure_cold(taken := settling(runs, rounds), None, check, what=PART)
     return dataclasses.replace(
         _record(flat, runs, chosen, (baseline, reached), left_out, outputs, out_of_line),
         backend=backend.platform, rounds=len(runs.samples[model.DEFAULT].get(model.COMPILE, ())),

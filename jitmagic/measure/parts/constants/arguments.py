@@ -28,8 +28,6 @@ from ....options import Options
 from ...lines.tables import user_code
 from ...sampling import clocks
 from ...sampling import structure
-from ...sampling.conditions import frozen_heap
-from ...sampling.conditions import persistent_cache_off
 from ...sampling.monitor import Monitor
 from ...sampling.outputs import OutputDiff
 from ...sampling.rounds import Rounds
@@ -181,9 +179,8 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> st
                    and not any(f"{n} {form}" in runs.errors for form in model.FORMS))
 
     rounds.decided = decided
-    with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
-          check.catching_interrupts(), suppress(UserCodeError)):  # each form says why
-        runs.measure(rounds, None, monitor, check, what=PART)
+    with suppress(UserCodeError):  # each form says why
+        runs.measure_cold(rounds, None, check, what=PART)
     for name, f in forms.items():
         if f.record is not None and f.calls:
             outputs = OutputDiff(expected=len(model.FORMS))

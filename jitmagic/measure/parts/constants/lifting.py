@@ -30,6 +30,7 @@ from ...discovery.found import names_written
 from ...discovery.live_objects import functions_behind
 from ...lines.counts import Key
 from ...lines.counts import UserCode
+from ...sampling.stages import traced_arguments
 from ...sampling.structure import array_bytes
 from ...sampling.structure import constants_of
 from ...sampling.structure import sub_jaxprs
@@ -205,12 +206,7 @@ class Replay:
 def flat_arguments(args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
                    closed: Any) -> list[Any] | None:
     """The call's traced leaves in ``closed``'s input order; None where shapes do not match."""
-    n = len(args)
-    static = {i % n for i in jit_options.get("static_argnums", ()) or () if -n <= i < n}
-    names = set(jit_options.get("static_argnames", ()) or ())
-    dynamic = ([a for i, a in enumerate(args) if i not in static],
-               {k: v for k, v in kwargs.items() if k not in names})
-    leaves = jax.tree_util.tree_leaves(dynamic)
+    leaves = jax.tree_util.tree_leaves(traced_arguments(None, args, kwargs, jit_options))
     invars = closed.jaxpr.invars
     if len(leaves) != len(invars):
         return None
