@@ -266,7 +266,7 @@ def _floating(x: np.ndarray, y: np.ndarray, eps: float) -> tuple[str, float, boo
     wide = np.complex128 if any(jnp.issubdtype(v.dtype, jnp.complexfloating)
                                 for v in (x, y)) else np.float64
     worst, nonfinite_differ = 0.0, False
-    size_x, size_y, size_d = _Norm(), _Norm(), _Norm()
+    size_x = size_y = size_d = 0.0  # 2-norms over the finite elements so far
     for i in range(0, x.size, CHUNK):
         xc, yc = x[i:i + CHUNK].astype(wide), y[i:i + CHUNK].astype(wide)
         both = np.isfinite(xc) & np.isfinite(yc)
@@ -275,14 +275,13 @@ def _floating(x: np.ndarray, y: np.ndarray, eps: float) -> tuple[str, float, boo
         d = np.abs(xc[both] - yc[both])
         if d.size:
             worst = max(worst, float(np.max(d)))
-        size_x.add(np.abs(xc[both]))
-        size_y.add(np.abs(yc[both]))
-        size_d.add(d)
+        size_x, size_y = _norm(size_x, np.abs(xc[both])), _norm(size_y, np.abs(yc[both]))
+        size_d = _norm(size_d, d)
     if nonfinite_differ or not math.isfinite(worst):
         return MISMATCH, worst, nonfinite_differ
     if worst == 0.0:
         return EXACT, 0.0, False
-    inside = within_rounding(size_d.value, max(size_x.value, size_y.value), eps)
+    inside = within_rounding(size_d, max(size_x, size_y), eps)
     return (ROUNDING if inside else MISMATCH), worst, False
 
 
@@ -300,28 +299,13 @@ def within_rounding(difference: float, size: float, eps: float) -> bool:
     return difference <= math.sqrt(eps) * size
 
 
-class _Norm:
-    """The 2-norm of numbers seen a chunk at a time, scaled so that squares of large
-    float64 values never overflow: ``scale * sqrt(sum)``."""
-
-    def __init__(self) -> None:
-        self.scale, self.sum = 0.0, 0.0
-
-    def add(self, v: np.ndarray) -> None:
-        """Take non-negative finite values."""
-        if not v.size:
-            return
-        top = float(np.max(v))
-        if top == 0.0 or not math.isfinite(top):
-            return
-        if top > self.scale:
-            self.sum *= (self.scale / top) ** 2
-            self.scale = top
-        self.sum += float(np.sum(np.square(v / self.scale)))
-
-    @property
-    def value(self) -> float:
-        return self.scale * math.sqrt(self.sum)
+def _norm(so_far: float, v: np.ndarray) -> float:
+    """The 2-norm of the numbers behind ``so_far`` (their 2-norm) and of non-negative finite
+    ``v``, each chunk scaled by its largest so that squares of large float64 never overflow."""
+    top = float(np.max(v)) if v.size else 0.0
+    if top == 0.0 or not math.isfinite(top):
+        return so_far
+    return math.hypot(so_far, top * float(np.sqrt(np.sum(np.square(v / top)))))
 
 
 def _as_numpy(x: Any) -> np.ndarray:
