@@ -59,12 +59,11 @@ from .sampling.rounds import Rounds
 from .sampling.rounds import rounds_for
 from .sampling.runner import ColdSample
 from .sampling.runner import Sampler
-from .sampling.stages import ColdRun
 from .sampling.stages import cold_jit
 from .sampling.stages import environment
+from .sampling.stages import staged_programs
 from .sampling.stages import timed_stage
 from .sampling.stops import Checkpoint
-from .sampling.stops import Stop
 from .sampling.stops import first_line
 from .sampling.structure import ProgramFacts
 from .sampling.structure import same_compiled
@@ -196,19 +195,9 @@ class TargetSubject(VariantSubject):
         opts, jitted = cold_jit(self.prepared.variant.fn, self.args, self.kwargs,
                                 self.prepared.variant.jit_options)
         times: dict[str, float] = {}
-        made = ColdRun(times, {}, None, None, None, jitted, None)
         before = contention.read()
-        try:
-            made.traced, _ = timed_stage(check, "tracing", times, "trace_s",
-                                         lambda: jitted.trace(*self.args, **self.kwargs),
-                                         python=True)
-            made.lowered, _ = timed_stage(check, "lowering", times, "lower_s",
-                                          made.traced.lower, python=True)
-            made.compiled, _ = timed_stage(check, "XLA compile for the target", times,
-                                           "compile_s", made.lowered.compile)
-        except Stop as stop:
-            stop.artefact = made if made.traced is not None else None
-            raise
+        made, _ = staged_programs(check, jitted, self.args, self.kwargs, times,
+                                  "XLA compile for the target")
         waited = contention.since(before, contention.read())  # how busy the machine was
         times.update({k: v for k, v in waited.items() if k in CONTENTION_KEYS})
         return ColdSample(times, jitted, None, artefact=made, stages_from="staged")
