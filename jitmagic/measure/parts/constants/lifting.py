@@ -31,6 +31,7 @@ from ...discovery.live_objects import functions_behind
 from ...lines.counts import Key
 from ...lines.counts import UserCode
 from ...sampling.stages import traced_arguments
+from ...sampling.structure import JIT
 from ...sampling.structure import array_bytes
 from ...sampling.structure import constants_of
 from ...sampling.structure import sub_jaxprs
@@ -39,8 +40,6 @@ from ...sampling.structure import sub_jaxprs
 LIFT_BYTES = 64 * 2**10
 #: ... at most this many of them, the biggest first.
 MOST_LIFTED = 32
-#: The primitives whose closed jaxpr is a call the replay can run as a jit of its own.
-JIT_PRIMITIVES = ("jit", "pjit")
 
 
 @dataclass
@@ -111,7 +110,7 @@ def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
         seen.add((id(jaxpr), holder is None))
         for eqn in jaxpr.eqns:
             yield eqn, holder, outer
-            through = holder if eqn.primitive.name in JIT_PRIMITIVES else \
+            through = holder if eqn.primitive.name == JIT else \
                 holder or eqn.primitive.name
             stack.extend((sub, through, eqn.source_info.traceback) for sub in sub_jaxprs(eqn))
 
@@ -175,7 +174,7 @@ class Replay:
     def _needs_of(self, eqn: Any) -> tuple[int, ...]:
         """The lifted constants a jit equation's program reads, in ``ids``' order."""
         inner = eqn.params.get("jaxpr")
-        if eqn.primitive.name not in JIT_PRIMITIVES or not hasattr(inner, "consts"):
+        if eqn.primitive.name != JIT or not hasattr(inner, "consts"):
             return ()
         return self._needs_in(inner)
 
