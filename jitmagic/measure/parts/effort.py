@@ -156,13 +156,11 @@ class SettingSubject(VariantSubject):
 
     @property
     def args(self) -> tuple:
-        made = self.lowering()
-        return self.prepared.args if made is None else made.args
+        return (self.lowering() or self.prepared).args
 
     @property
     def kwargs(self) -> dict[str, Any]:
-        made = self.lowering()
-        return self.prepared.kwargs if made is None else made.kwargs
+        return (self.lowering() or self.prepared).kwargs
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         first = len(monitor.durations)
