@@ -243,7 +243,6 @@ def _package(filename: str) -> str | None:
     return name if name and name not in ("jax", "jaxlib") else None
 
 
-
 def _position(code: types.CodeType, offset: int) -> Any:
     """The source position (line, column) of the instruction at ``offset``."""
     positions = _positions(code)
