@@ -49,6 +49,8 @@ class OutputDiff:
     expected: int = 0
     reference: str | None = None
     seen: set[str] = field(default_factory=set)
+    #: Each other output's comparison with the reference, or what comparing it raised.
+    each: dict[str, OutputDiff | Exception] = field(default_factory=dict)
     _largest: float = -1.0  # the largest difference within rounding seen so far
     _output: Any = None
     _computed_in: str | None = None
@@ -108,10 +110,12 @@ class OutputDiff:
             d = compare_outputs(self._output, output,
                                 least_precise([self._computed_in, computed_in]))
         except Exception as exc:  # a leaf numpy cannot read: say so, keep what was measured
+            self.each[name] = exc.with_traceback(None)  # its frames would hold the outputs
             self._take(UNCOMPARED, None, None)
             self.problems.append(Differs("outputs_uncompared", self.reference, name,
                                          first_line(exc, named=True)))
         else:
+            self.each[name] = d
             self.max_abs_diff = None if d.max_abs_diff is None or self.max_abs_diff is None \
                 else max(self.max_abs_diff, d.max_abs_diff)
             self._take(d.kind or EXACT, d.leaf, d.dtype, d._largest)
