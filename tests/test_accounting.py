@@ -79,7 +79,7 @@ def test_without_events_the_stages_come_from_a_staged_run_and_say_so():
 
 
 def test_a_comparison_without_events_says_its_stages_were_staged(monkeypatch):
-    monkeypatch.setattr("jitmagic.measure.pipeline.Monitor", _Deaf)
+    monkeypatch.setattr("jitmagic.measure.sampling.runner.Monitor", _Deaf)
     result = jitmagic.compare(forward, STATE, jnp.ones(3), repeat=2, number=2, progress=False)
     assert {v.stages_from for v in result.variants.values()} == {FROM_STAGED}
     staged = [w for w in result.warnings if "separate staged run" in w]

@@ -13,7 +13,7 @@ import pytest
 
 import jitmagic
 from jitmagic.measure.parts import batches
-from jitmagic.measure.sampling.outputs import OutputCheck
+from jitmagic.measure.sampling.outputs import OutputDiff
 from jitmagic.measure.sampling.outputs import compare_outputs
 from jitmagic.measure.sampling.outputs import within_rounding
 from jitmagic.model.comparison import Comparison
@@ -117,7 +117,7 @@ def test_outputs_that_cannot_be_compared_are_said_so_without_raising():
         def __eq__(self, other):
             raise TypeError("no comparing me")
 
-    check = OutputCheck(2)
+    check = OutputDiff(expected=2)
     check.add("flat", {"x": jnp.ones(2), "o": Opaque()})
     check.add("nested", {"x": jnp.ones(2), "o": Opaque()})
     assert check.result() == (None, None) and check.kind == "uncompared"

@@ -14,7 +14,7 @@ import jitmagic
 from jitmagic.errors import InputError
 from jitmagic.measure.parts import batches
 from jitmagic.measure.parts import orderings
-from jitmagic.measure.sampling.outputs import OutputCheck
+from jitmagic.measure.sampling.outputs import OutputDiff
 from jitmagic.measure.sampling.outputs import compare_outputs
 from jitmagic.measure.sampling.structure import count_equations
 
@@ -69,7 +69,7 @@ def test_a_mismatch_names_the_leaf_path_and_the_largest_difference():
     def layers(scale):
         return {"params": [(jnp.ones(3), jnp.zeros(2)), (jnp.ones(2), scale * jnp.arange(2.0))]}
 
-    check = OutputCheck(2)
+    check = OutputDiff(expected=2)
     check.add("flat", layers(1.0))
     check.add("nested", layers(1.25))
     assert check.result() == (False, 0.25)
@@ -79,7 +79,7 @@ def test_a_mismatch_names_the_leaf_path_and_the_largest_difference():
 
 
 def test_only_the_first_output_is_held_and_dropped_once_all_arrived():
-    check = OutputCheck(3)
+    check = OutputDiff(expected=3)
     for name in ("a", "b", "a", "c"):
         check.add(name, jnp.ones(2))
         assert (check._output is None) == (name == "c")

@@ -39,10 +39,7 @@ from .parts.run import PartRun
 from .sampling import clocks
 from .sampling import fresh
 from .sampling import lockstep
-from .sampling.conditions import frozen_heap
-from .sampling.conditions import persistent_cache_off
 from .sampling.monitor import CACHE_HIT_EVENT
-from .sampling.monitor import Monitor
 from .sampling.reporting import Reporter
 from .sampling.rounds import Rounds
 from .sampling.rounds import rounds_for
@@ -291,9 +288,6 @@ def _sampled(runs: Sampler, options: Options, check: Checkpoint) -> tuple[Rounds
     first_calls = FirstCalls(runs, lockstep.lockstep_of(check))
     rounds = rounds_for(options, first_calls.decided, lockstep=lockstep.lockstep_of(check),
                         busy=first_calls.busy)
-    monitor = Monitor()
-    with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
-          check.catching_interrupts()):
-        runs.measure(rounds, options.number, monitor, check)
+    monitor, switched = runs.measure_cold(rounds, options.number, check)
     return rounds, [*([Warned("cache_switched_off")] if switched else []),
                     *([Warned("cache_served")] if CACHE_HIT_EVENT in monitor.events else [])]

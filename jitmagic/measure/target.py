@@ -54,19 +54,17 @@ from .parts.effort import candidates
 from .parts.run import PartRun
 from .sampling import clocks
 from .sampling import contention
-from .sampling.conditions import frozen_heap
-from .sampling.conditions import persistent_cache_off
 from .sampling.monitor import Monitor
 from .sampling.rounds import Rounds
 from .sampling.rounds import rounds_for
 from .sampling.runner import ColdSample
 from .sampling.runner import Sampler
-from .sampling.stages import ColdRun
 from .sampling.stages import cold_jit
 from .sampling.stages import environment
+from .sampling.stages import staged_programs
 from .sampling.stages import timed_stage
 from .sampling.stops import Checkpoint
-from .sampling.stops import Stop
+from .sampling.stops import first_line
 from .sampling.structure import ProgramFacts
 from .sampling.structure import same_compiled
 from .sampling.structure import structure
@@ -84,9 +82,8 @@ def topology_devices(topology: tpu.Topology) -> list[Any]:
         with tpu.libtpu_environment(), tpu.native_stderr_kept(said):
             return _described(topology)
     except Exception as exc:  # libtpu's own words: an unknown layout, a lock it cannot take
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"--target {topology.name}: libtpu could not describe it: "
-                         f"{first}") from None
+                         f"{first_line(exc)}") from None
 
 
 def _described(topology: tpu.Topology) -> list[Any]:
@@ -198,19 +195,9 @@ class TargetSubject(VariantSubject):
         opts, jitted = cold_jit(self.prepared.variant.fn, self.args, self.kwargs,
                                 self.prepared.variant.jit_options)
         times: dict[str, float] = {}
-        made = ColdRun(times, {}, None, None, None, jitted, None)
         before = contention.read()
-        try:
-            made.traced, _ = timed_stage(check, "tracing", times, "trace_s",
-                                         lambda: jitted.trace(*self.args, **self.kwargs),
-                                         python=True)
-            made.lowered, _ = timed_stage(check, "lowering", times, "lower_s",
-                                          made.traced.lower, python=True)
-            made.compiled, _ = timed_stage(check, "XLA compile for the target", times,
-                                           "compile_s", made.lowered.compile)
-        except Stop as stop:
-            stop.artefact = made if made.traced is not None else None
-            raise
+        made, _ = staged_programs(check, jitted, self.args, self.kwargs, times,
+                                  "XLA compile for the target")
         waited = contention.since(before, contention.read())  # how busy the machine was
         times.update({k: v for k, v in waited.items() if k in CONTENTION_KEYS})
         return ColdSample(times, jitted, None, artefact=made, stages_from="staged")
@@ -239,8 +226,7 @@ def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
     # a compile for a TPU takes seconds, as on the TPU: the accelerator's budget
     budgeted = dataclasses.replace(options, budget=options.budget or TPU.budget_s)
     rounds = rounds_for(budgeted, lambda: _decided(runs), busy=lambda: _busy(runs))
-    with persistent_cache_off(), frozen_heap(), check.catching_interrupts():
-        runs.measure(rounds, None, Monitor(), check)
+    runs.measure_cold(rounds, None, check)
     variants = variant_results(runs)
     if same:
         variants["nested"] = nothing_to_nest(prepared["nested"].variant)
@@ -328,8 +314,7 @@ def accepted(device: Any, baseline: dict[str, Any]) -> tuple[list[Any], list[Pla
         try:
             lowered.compile(compiler_options={**baseline, **s.options})
         except Exception as exc:  # libtpu's refusal: said, the rest measured
-            why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            notes.append(Placed("target_setting_refused", s.name, why))
+            notes.append(Placed("target_setting_refused", s.name, first_line(exc)[:200]))
             continue
         keep.append(s)
     return keep, notes
@@ -353,10 +338,9 @@ def add_target_effort(result: Comparison, flat: Prepared, device: Any,
         return all(difference(default, s.get("compile_s", [])).decided
                    for n, s in runs.samples.items() if n != DEFAULT and n not in runs.errors)
 
-    with persistent_cache_off(), frozen_heap(), check.catching_interrupts(), \
-            contextlib.suppress(UserCodeError):  # every row failed: each says why
-        runs.measure(Rounds(AUTO, decided, cap=MOST_EFFORT_ROUNDS), None, Monitor(), check,
-                     what="effort for the target")
+    with contextlib.suppress(UserCodeError):  # every row failed: each says why
+        runs.measure_cold(Rounds(AUTO, decided, cap=MOST_EFFORT_ROUNDS), None, check,
+                          what="effort for the target")
     effort = {n: EffortRow(n, lines[n], tuple(runs.samples[n].get("compile_s", [])),
                            tuple(runs.samples[n].get("compile_cpu_s", [])),
                            runs.describe_failure(n) if n in runs.errors else None)

@@ -75,13 +75,10 @@ def is_static(value: Any, scalars_static: bool = False) -> bool:
                    for x in leaves) and hashable(value)
 
 
-def static_split(args: tuple, kwargs: dict[str, Any],
-                 scalars_static: bool = False) -> dict[str, tuple]:
+def static_split(args: tuple, kwargs: dict[str, Any]) -> dict[str, tuple]:
     """``jax.jit`` options that hold every argument with nothing to trace static."""
-    return {"static_argnums": tuple(i for i, a in enumerate(args)
-                                    if is_static(a, scalars_static)),
-            "static_argnames": tuple(sorted(k for k, v in kwargs.items()
-                                            if is_static(v, scalars_static)))}
+    return {"static_argnums": tuple(i for i, a in enumerate(args) if is_static(a)),
+            "static_argnames": tuple(sorted(k for k, v in kwargs.items() if is_static(v)))}
 
 
 def check_arguments(entry: str, args: tuple, kwargs: dict[str, Any]) -> None:

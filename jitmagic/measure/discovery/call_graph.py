@@ -169,7 +169,7 @@ class Held:
 
 
 #: The primitives whose parameters are JAX's own (bodies and rules, not user functions).
-_JAX_OWN = frozenset({"jit", "pjit", "custom_jvp_call", "custom_vjp_call", "scan", "while",
+_JAX_OWN = frozenset({"jit", "custom_jvp_call", "custom_vjp_call", "scan", "while",
                       "cond", "checkpoint", "remat", "closed_call", "core_call"})
 #: How deep into a parameter the search looks, and how many values it reads at most.
 _HELD_DEPTH, _HELD_VALUES = 4, 2000
@@ -241,7 +241,6 @@ def _package(filename: str) -> str | None:
     _, found, rest = filename.rpartition("-packages" + os.sep)
     name = rest.split(os.sep)[0] if found else ""
     return name if name and name not in ("jax", "jaxlib") else None
-
 
 
 def _position(code: types.CodeType, offset: int) -> Any:

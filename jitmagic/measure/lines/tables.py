@@ -105,7 +105,7 @@ def lines_of(fn: Callable, args: tuple, kwargs: dict[str, Any], *,
 
 
 def add_lines(result: Comparison, prepared: dict[str, Prepared],
-              staged: Mapping[str, Staged] | None = None, *, hook: str = "auto",
+              staged: Mapping[str, Staged] | None = None, *,
               check: Checkpoint | None = None) -> Comparison:
     """``result`` with the per-line tables of its variants, counting ``staged``."""
     staged = staged or {}
@@ -120,7 +120,7 @@ def add_lines(result: Comparison, prepared: dict[str, Prepared],
             check.begin(f"counting lines ({name})")
             with check.mode(python=True):  # the user's code is traced again here
                 tables[name] = line_table(p.variant.fn, p.args, p.kwargs, name,
-                                          p.variant.jit_options, staged.get(name), hook=hook)
+                                          p.variant.jit_options, staged.get(name))
     except Stop as stop:
         stopped = f"{stop.reason}; {_not_counted(prepared, tables)}"
     except StageInterrupted:

@@ -342,8 +342,7 @@ def _candidate(helper: str, calls: int, cold: dict[str, list[float]],
 
 def _judged(cold: dict[str, list[float]], label: str | None) -> tuple[float | None, str | None]:
     """(flat's median cold start minus ``label``'s, the rule's kind); None: not measured."""
-    saving = _saving(cold, label) if label is not None else None
-    if saving is None or label is None:
+    if label is None or (saving := _saving(cold, label)) is None:
         return None, None
     return saving, difference(cold[FLAT], cold[label]).kind
 

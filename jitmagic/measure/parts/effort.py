@@ -34,12 +34,10 @@ from ...model.stats.witness import cpu_key
 from ...model.stats.witness import on
 from ...options import Options
 from ...options.values import AUTO
-from ..sampling.conditions import frozen_heap
-from ..sampling.conditions import persistent_cache_off
 from ..sampling.monitor import COMPILE_EVENT
 from ..sampling.monitor import Monitor
 from ..sampling.outputs import UNCOMPARED
-from ..sampling.outputs import compare_outputs
+from ..sampling.outputs import OutputDiff
 from ..sampling.rounds import Rounds
 from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler
@@ -47,6 +45,7 @@ from ..sampling.stages import Lowering
 from ..sampling.stages import compiled_first_call
 from ..sampling.stages import lower_once
 from ..sampling.stops import Checkpoint
+from ..sampling.stops import first_line
 from ..sampling.structure import ProgramFacts
 from ..variants.out_of_line import out_of_line_variant
 from ..variants.out_of_line import probe
@@ -93,8 +92,7 @@ def accepted(settings: Iterable[model.Setting], baseline: dict[str, Any],
         try:
             compiled = lowered.compile(compiler_options={**baseline, **s.options} or None)
         except Exception as exc:  # XLA's refusal: an unknown option, one of another backend
-            why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            notes.append(Parts("setting_refused", s.name, label, why))
+            notes.append(Parts("setting_refused", s.name, label, first_line(exc)[:200]))
             continue
         keep.append(s)
         seen = executable_bytes(compiled)
@@ -114,31 +112,6 @@ def at_setting(flat: Prepared, options: dict[str, Any]) -> Prepared:
     return dataclasses.replace(flat, variant=dataclasses.replace(flat.variant, jit_options=opts))
 
 
-class RowOutputs:
-    """Each setting's first output compared with the default's as it comes, then dropped."""
-
-    def __init__(self, rows: int) -> None:
-        self.rows, self.found = rows, dict[str, Any]()
-        self._reference: Any = None
-        self._seen: set[str] = set()
-
-    def add(self, name: str, output: Any) -> None:
-        if name in self._seen:
-            return
-        self._seen.add(name)
-        if name == model.DEFAULT:
-            self._reference = output
-        elif model.DEFAULT in self._seen:
-            try:
-                d = compare_outputs(self._reference, output)
-                self.found[name] = (d.kind, d.max_abs_diff, d.describe())
-            except Exception as exc:  # a leaf numpy cannot read: said, not raised
-                self.found[name] = (UNCOMPARED, None,
-                                    Differs("compare_raised", type(exc).__name__, str(exc)[:200]))
-        if len(self._seen) >= self.rows:
-            self._reference = None
-
-
 def one_lowering(p: Prepared) -> Callable[[], Lowering | None]:
     """``p``'s one lowering, shared by its rows, made untimed in the first row's cold run."""
     v = p.variant
@@ -149,8 +122,6 @@ def one_lowering(p: Prepared) -> Callable[[], Lowering | None]:
 class SettingSubject(VariantSubject):
     """A setting as a sampler row: the one lowering compiled cold at it, then steady calls."""
 
-    name: str = model.DEFAULT
-    outputs: RowOutputs | None = None
     #: Whether XLA's compile also counts the programs compiled while the call ran (the
     #: out-of-line helpers', compiled on their first call inside the caller's).
     inner_compiles: bool = False
@@ -158,13 +129,11 @@ class SettingSubject(VariantSubject):
 
     @property
     def args(self) -> tuple:
-        made = self.lowering()
-        return self.prepared.args if made is None else made.args
+        return (self.lowering() or self.prepared).args
 
     @property
     def kwargs(self) -> dict[str, Any]:
-        made = self.lowering()
-        return self.prepared.kwargs if made is None else made.kwargs
+        return (self.lowering() or self.prepared).kwargs
 
     def cold(self, monitor: Monitor, check: Checkpoint) -> ColdSample:
         first = len(monitor.durations)
@@ -180,8 +149,6 @@ class SettingSubject(VariantSubject):
                              stages_from=run.stages_from)
         if self.inner_compiles:
             add_inner_compiles(got.times, monitor, first, variant.fn.__name__)
-        if self.outputs is not None:
-            self.outputs.add(self.name, got.output)
         for _ in range(WARM_CALLS):  # untimed: the cold interval ended at its result
             jax.block_until_ready(got.call(*self.args, **self.kwargs))
         return got
@@ -250,18 +217,15 @@ def measure_effort(flat: Prepared, rounds: int | Rounds = FEWEST_EFFORT_ROUNDS,
             **{s.name: at_setting(flat, {**baseline, **s.options}) for s in chosen}}
     if out_of_line is not None:
         rows[model.OUT_OF_LINE] = at_setting(out_of_line.prepared, baseline)
-    outputs = RowOutputs(len(rows))
     shared = one_lowering(flat)  # the settings change the compile, never the program
     lowerings = {n: one_lowering(p) if n == model.OUT_OF_LINE else shared for n, p in rows.items()}
-    runs = Sampler({n: SettingSubject(p, name=n, outputs=outputs,
-                                      inner_compiles=n == model.OUT_OF_LINE, lowering=lowerings[n])
+    runs = Sampler({n: SettingSubject(p, inner_compiles=n == model.OUT_OF_LINE,
+                                      lowering=lowerings[n])
                     for n, p in rows.items()}, PHASES, noun="setting")
-    with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
-          check.catching_interrupts(), suppress(UserCodeError)):  # every row failed:
-        runs.measure(taken := settling(runs, rounds), None, monitor, check,
-                     what=PART)  # each says why
+    with suppress(UserCodeError):  # every row failed: each says why
+        runs.measure_cold(taken := settling(runs, rounds), None, check, what=PART)
     return dataclasses.replace(
-        _record(flat, runs, chosen, (baseline, reached), left_out, outputs, out_of_line),
+        _record(flat, runs, chosen, (baseline, reached), left_out, out_of_line),
         backend=backend.platform, rounds=len(runs.samples[model.DEFAULT].get(model.COMPILE, ())),
         rounds_ended=taken.ended if isinstance(taken, Rounds) else None)
 
@@ -290,7 +254,7 @@ def settling(runs: Sampler, rounds: int | Rounds) -> int | Rounds:
 
 def _record(flat: Prepared, runs: Sampler, chosen: list[model.Setting],
             probed: tuple[dict[str, Any], dict[str, bool | None]], left_out: list[Note],
-            outputs: RowOutputs, out_of_line: OutOfLineRow | None = None) -> model.Effort:
+            out_of_line: OutOfLineRow | None = None) -> model.Effort:
     """The record of what ``runs`` measured."""
     baseline, reached = probed
     rows = {}
@@ -298,7 +262,7 @@ def _record(flat: Prepared, runs: Sampler, chosen: list[model.Setting],
         chosen = [*chosen, out_of_line.setting]
         reached = {**reached, model.OUT_OF_LINE: True}  # its trace held the out-of-line calls
     for s in chosen:
-        kind, diff, detail = outputs.found.get(s.name, (None, None, None))
+        kind, diff, detail = _compared(runs.outputs, s.name)
         rows[s.name] = model.EffortRow(
             s, _kept(runs.samples[s.name]), reached=reached.get(s.name),
             outputs=kind, max_abs_diff=diff, outputs_found=detail,
@@ -309,6 +273,16 @@ def _record(flat: Prepared, runs: Sampler, chosen: list[model.Setting],
     error = runs.describe_failure(model.DEFAULT) if model.DEFAULT in runs.errors else None
     return model.Effort(flat.variant.plan.name, _kept(runs.samples[model.DEFAULT]), rows, baseline,
                         tuple(left_out), runs.stopped, default_error=error)
+
+
+def _compared(outputs: OutputDiff, name: str) -> tuple[str | None, float | None, Note | None]:
+    """(kind, largest difference, the first differing leaf) of ``name``'s first output against
+    the default's (Nones: not compared); what comparing raised said, not raised."""
+    found = outputs.each.get(name) if outputs.reference == model.DEFAULT else None
+    if isinstance(found, Exception):
+        return UNCOMPARED, None, Differs("compare_raised", type(found).__name__, str(found)[:200])
+    return (None, None, None) if found is None else (found.kind, found.max_abs_diff,
+                                                       found.describe())
 
 
 def _kept(samples: dict[str, list[float]]) -> dict[str, tuple[float, ...]]:

@@ -55,7 +55,7 @@ def _program(name: str, fn: Callable, args: tuple) -> tuple[Any, Any, Any]:
         lowered = traced.lower()
         return traced.jaxpr, lowered, lowered.compile()
     closed = jax.make_jaxpr(fn)(*args)
-    inner = [e for e in closed.jaxpr.eqns if e.primitive.name in ("jit", "pjit")]
+    inner = [e for e in closed.jaxpr.eqns if e.primitive.name == structure.JIT]
     # Only vmap(jit(f)) has a program of its own: the one jit taking exactly the
     # batch's arguments. vmap(f) may show jax.numpy's internal jits (x.mean()): not it.
     if (name != "vmap(jit(f))" or len(inner) != 1

@@ -3,7 +3,6 @@ for its rounds (:func:`part_rounds`), and whether it runs under several processe
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,13 +40,11 @@ class PartRun:
 MOST_PART_ROUNDS = 5
 
 
-def part_rounds(result: Comparison, options: Options,
-                decided: Callable[[], bool] = lambda: False) -> Rounds:
-    """The rounds of every part: ``-r auto``'s, while ``decided()`` is false and time allows."""
+def part_rounds(result: Comparison, options: Options) -> Rounds:
+    """The rounds of every part: ``-r auto``'s, capped, while time allows (``decided``: its own)."""
     runs = max((len(v.samples.get("first_call_s", [])) for v in result.variants.values()),
                default=0)
-    return Rounds(AUTO, decided, budget_s=budget_of(options),
-                  cap=min(MOST_PART_ROUNDS, max(FEWEST, runs)))
+    return Rounds(AUTO, budget_s=budget_of(options), cap=min(MOST_PART_ROUNDS, max(FEWEST, runs)))
 
 
 def in_one_process_only(part: table.Part, check: Checkpoint) -> Warned | None:

@@ -28,6 +28,7 @@ from ...options import WHY_PARTS
 from . import clocks
 from .stops import Checkpoint
 from .stops import Stop
+from .stops import first_line
 
 #: Seconds a process waits at a barrier (:data:`TIMEOUT_ENV` sets another), then
 #: :class:`LockstepError`.
@@ -110,7 +111,7 @@ class Distributed(Lockstep):
             raise LockstepError(
                 f"process {self.index} waited {self.timeout_s:g} s at {what} for process {i}, "
                 f"which did not arrive (it died, hangs, or runs a different measurement; "
-                f"{TIMEOUT_ENV} sets the wait): {_first_line(exc)}") from None
+                f"{TIMEOUT_ENV} sets the wait): {first_line(exc)[:200]}") from None
 
     def env(self) -> dict[str, Any]:
         """``process_count`` and each process's host and local devices (gathered)."""
@@ -125,10 +126,6 @@ class Distributed(Lockstep):
 
 def _key(n: int, index: int) -> str:
     return f"jitmagic.lockstep.{n}.{index}"
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
 
 
 def current() -> Lockstep:
@@ -231,7 +228,7 @@ def same_outcome(check: Checkpoint, what: str, error: BaseException | None) -> N
     if not isinstance(check, SharedCheckpoint):
         return
     said = check.lockstep.gather(f"the outcome of {what}", None if error is None else
-                                 f"{type(error).__name__}: {_first_line(error)}")
+                                 f"{type(error).__name__}: {first_line(error)[:200]}")
     failed = [i for i, e in enumerate(said) if e is not None]
     if failed and len(failed) < len(said):
         ok = [i for i, e in enumerate(said) if e is None]

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...model.notes import Differs
-from ...model.notes import Note
+from .stops import first_line
 
 #: Leaves are compared this many elements at a time, so that a float64 copy
 #: (for the difference) never costs more than a few megabytes.
@@ -35,16 +35,25 @@ _RANK = {EXACT: 0, ROUNDING: 1, UNCOMPARED: 2, MISMATCH: 3}
 
 @dataclass
 class OutputDiff:
-    """How two outputs differ (``max_abs_diff`` None: the structures do). ``leaf``: the
-    first mismatching leaf, else the one with the largest difference within rounding
-    (None: all equal); paths are dotted (``layers[0].w``; ``""`` the whole output)."""
+    """How outputs differ: two outputs' leaves (:func:`compare_outputs`), or each variant's
+    first output against the first variant's as it comes (:meth:`add`, ``expected`` of them;
+    ``kind`` None until two were compared). ``max_abs_diff`` None: structures differ.
+    ``leaf``: the first mismatching leaf, else the one with the largest difference within
+    rounding (None: all equal); paths are dotted (``layers[0].w``; ``""`` the whole output)."""
 
-    kind: str = EXACT
+    kind: str | None = None
     max_abs_diff: float | None = 0.0
     problems: list[Differs] = field(default_factory=list)
     leaf: str | None = None
     dtype: str | None = None
+    expected: int = 0
+    reference: str | None = None
+    seen: set[str] = field(default_factory=set)
+    #: Each other output's comparison with the reference, or what comparing it raised.
+    each: dict[str, OutputDiff | Exception] = field(default_factory=dict)
     _largest: float = -1.0  # the largest difference within rounding seen so far
+    _output: Any = None
+    _computed_in: str | None = None
 
     @property
     def match(self) -> bool:
@@ -55,7 +64,7 @@ class OutputDiff:
         """The structures differ at ``path``: two ``nodes`` (:func:`_node`), or (None)
         two leaves of ``shapes``."""
         self.max_abs_diff = None
-        self._mismatch(path, None)
+        self._take(MISMATCH, path, None)
         if nodes is None:
             self.problems.append(Differs("leaf_differs", path, "shape", 0.0, False, 0, (), (),
                                                  shapes, ()))
@@ -70,16 +79,16 @@ class OutputDiff:
         other's are (``worst`` then is the largest difference of the finite values)."""
         if self.max_abs_diff is not None:
             self.max_abs_diff = max(self.max_abs_diff, worst)
+        self._take(kind, path, dtype, worst)
         if kind == MISMATCH:
-            self._mismatch(path, dtype)
             self.problems.append(Differs("leaf_differs", path, None, worst, nonfinite, 0,
                                                  (), (), (), ()))
-        elif kind == ROUNDING and self.kind != MISMATCH and worst > self._largest:
-            self.kind, self.leaf, self.dtype, self._largest = ROUNDING, path, dtype, worst
 
-    def _mismatch(self, path: str, dtype: str | None) -> None:
-        if self.kind != MISMATCH:
-            self.kind, self.leaf, self.dtype = MISMATCH, path, dtype
+    def _take(self, kind: str, leaf: str | None, dtype: str | None, worst: float = -1.0) -> None:
+        """Keep the worse kind, the first mismatch, the largest difference within rounding."""
+        larger = kind == ROUNDING == self.kind and worst > self._largest
+        if larger or self.kind is None or _RANK[kind] > _RANK[self.kind]:
+            self.kind, self.leaf, self.dtype, self._largest = kind, leaf, dtype, worst
 
     def describe(self) -> Differs | None:
         """The first differing leaf, with how many others differ (None: none does)."""
@@ -87,13 +96,55 @@ class OutputDiff:
             return None
         return self.problems[0].replace(others=len(self.problems) - 1)
 
+    def add(self, name: str, output: Any, computed_in: str | None = None) -> None:
+        """Take ``name``'s output, of a program computing in ``computed_in`` at its least
+        precise; the reference is dropped once all ``expected`` were compared, others at
+        once. Never raises: an output that cannot be compared is noted as such."""
+        if name in self.seen:
+            return
+        self.seen.add(name)
+        if self.reference is None:
+            self.reference, self._output, self._computed_in = name, output, computed_in
+            return
+        try:
+            d = compare_outputs(self._output, output,
+                                least_precise([self._computed_in, computed_in]))
+        except Exception as exc:  # a leaf numpy cannot read: say so, keep what was measured
+            self.each[name] = exc.with_traceback(None)  # its frames would hold the outputs
+            self._take(UNCOMPARED, None, None)
+            self.problems.append(Differs("outputs_uncompared", self.reference, name,
+                                         first_line(exc, named=True)))
+        else:
+            self.each[name] = d
+            self.max_abs_diff = None if d.max_abs_diff is None or self.max_abs_diff is None \
+                else max(self.max_abs_diff, d.max_abs_diff)
+            self._take(d.kind or EXACT, d.leaf, d.dtype, d._largest)
+            found = d.describe()
+            if found is not None:
+                self.problems.append(Differs("outputs_differ", **found.facts(),
+                                                   reference=self.reference, other=name))
+        if len(self.seen) >= self.expected:
+            self._output = None
+
+    def result(self) -> tuple[bool | None, float | None]:
+        """(whether within rounding, largest difference); (None, None) where nothing was
+        compared."""
+        if self.kind in (None, UNCOMPARED):
+            return None, None
+        return self.match, self.max_abs_diff
+
+    def details(self) -> dict[str, Any]:
+        """What the records keep besides :meth:`result`."""
+        return {"outputs_kind": self.kind, "outputs_leaf": self.leaf,
+                "outputs_dtype": self.dtype}
+
 
 def compare_outputs(a: Any, b: Any, computed_in: str | None = None) -> OutputDiff:
     """Compare two outputs leaf by leaf: structures by shape, not class identity (the
     NamedTuple a cell defines once per variant still matches); floating leaves within
     the rounding of ``computed_in`` or their own dtype, whichever is coarser, others
     exactly. No numpy warning or error escapes."""
-    diff = OutputDiff()
+    diff = OutputDiff(EXACT)
     with np.errstate(all="ignore"):
         _compare_nodes(a, b, "", diff, computed_in)
     return diff
@@ -219,7 +270,7 @@ def _floating(x: np.ndarray, y: np.ndarray, eps: float) -> tuple[str, float, boo
     wide = np.complex128 if any(jnp.issubdtype(v.dtype, jnp.complexfloating)
                                 for v in (x, y)) else np.float64
     worst, nonfinite_differ = 0.0, False
-    size_x, size_y, size_d = _Norm(), _Norm(), _Norm()
+    size_x = size_y = size_d = 0.0  # 2-norms over the finite elements so far
     for i in range(0, x.size, CHUNK):
         xc, yc = x[i:i + CHUNK].astype(wide), y[i:i + CHUNK].astype(wide)
         both = np.isfinite(xc) & np.isfinite(yc)
@@ -228,14 +279,13 @@ def _floating(x: np.ndarray, y: np.ndarray, eps: float) -> tuple[str, float, boo
         d = np.abs(xc[both] - yc[both])
         if d.size:
             worst = max(worst, float(np.max(d)))
-        size_x.add(np.abs(xc[both]))
-        size_y.add(np.abs(yc[both]))
-        size_d.add(d)
+        size_x, size_y = _norm(size_x, np.abs(xc[both])), _norm(size_y, np.abs(yc[both]))
+        size_d = _norm(size_d, d)
     if nonfinite_differ or not math.isfinite(worst):
         return MISMATCH, worst, nonfinite_differ
     if worst == 0.0:
         return EXACT, 0.0, False
-    inside = within_rounding(size_d.value, max(size_x.value, size_y.value), eps)
+    inside = within_rounding(size_d, max(size_x, size_y), eps)
     return (ROUNDING if inside else MISMATCH), worst, False
 
 
@@ -253,28 +303,13 @@ def within_rounding(difference: float, size: float, eps: float) -> bool:
     return difference <= math.sqrt(eps) * size
 
 
-class _Norm:
-    """The 2-norm of numbers seen a chunk at a time, scaled so that squares of large
-    float64 values never overflow: ``scale * sqrt(sum)``."""
-
-    def __init__(self) -> None:
-        self.scale, self.sum = 0.0, 0.0
-
-    def add(self, v: np.ndarray) -> None:
-        """Take non-negative finite values."""
-        if not v.size:
-            return
-        top = float(np.max(v))
-        if top == 0.0 or not math.isfinite(top):
-            return
-        if top > self.scale:
-            self.sum *= (self.scale / top) ** 2
-            self.scale = top
-        self.sum += float(np.sum(np.square(v / self.scale)))
-
-    @property
-    def value(self) -> float:
-        return self.scale * math.sqrt(self.sum)
+def _norm(so_far: float, v: np.ndarray) -> float:
+    """The 2-norm of the numbers behind ``so_far`` (their 2-norm) and of non-negative finite
+    ``v``, each chunk scaled by its largest so that squares of large float64 never overflow."""
+    top = float(np.max(v)) if v.size else 0.0
+    if top == 0.0 or not math.isfinite(top):
+        return so_far
+    return math.hypot(so_far, top * float(np.sqrt(np.sum(np.square(v / top)))))
 
 
 def _as_numpy(x: Any) -> np.ndarray:
@@ -283,74 +318,3 @@ def _as_numpy(x: Any) -> np.ndarray:
     if isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
         x = jax.random.key_data(x)
     return np.asarray(x)
-
-
-def _one_line(exc: BaseException) -> str:
-    first = (str(exc).strip().splitlines() or [""])[0]
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-
-
-class OutputCheck:
-    """Compares each variant's first output with the first variant's as soon as it
-    exists; the reference is dropped once all ``expected`` were compared, others at once."""
-
-    def __init__(self, expected: int):
-        self.expected = expected
-        self.reference: str | None = None
-        self._output: Any = None
-        self.seen: set[str] = set()
-        self.kind: str | None = None  # None until two outputs were compared
-        self.max_abs_diff: float | None = 0.0
-        self.leaf: str | None = None
-        self.dtype: str | None = None
-        self._largest = -1.0
-        self.problems: list[Note] = []
-        self._computed_in: str | None = None
-
-    def add(self, name: str, output: Any, computed_in: str | None = None) -> None:
-        """Take ``name``'s output, of a program computing in ``computed_in`` at its least
-        precise. Never raises: an output that cannot be compared is noted as such."""
-        if name in self.seen:
-            return
-        self.seen.add(name)
-        if self.reference is None:
-            self.reference, self._output, self._computed_in = name, output, computed_in
-            return
-        try:
-            d = compare_outputs(self._output, output,
-                                least_precise([self._computed_in, computed_in]))
-        except Exception as exc:  # a leaf numpy cannot read: say so, keep what was measured
-            if self._worse(UNCOMPARED):
-                self.kind, self.leaf, self.dtype = UNCOMPARED, None, None
-            self.problems.append(Differs("outputs_uncompared", self.reference, name,
-                                         _one_line(exc)))
-        else:
-            self._take(d)
-            found = d.describe()
-            if found is not None:
-                self.problems.append(Differs("outputs_differ", **found.facts(),
-                                                   reference=self.reference, other=name))
-        if len(self.seen) >= self.expected:
-            self._output = None
-
-    def _take(self, d: OutputDiff) -> None:
-        self.max_abs_diff = None if d.max_abs_diff is None or self.max_abs_diff is None \
-            else max(self.max_abs_diff, d.max_abs_diff)
-        larger = d.kind == ROUNDING == self.kind and d._largest > self._largest
-        if larger or self._worse(d.kind):
-            self.kind, self.leaf, self.dtype, self._largest = d.kind, d.leaf, d.dtype, d._largest
-
-    def _worse(self, kind: str) -> bool:
-        return self.kind is None or _RANK[kind] > _RANK[self.kind]
-
-    def result(self) -> tuple[bool | None, float | None]:
-        """(whether within rounding, largest difference); (None, None) where nothing was
-        compared."""
-        if self.kind in (None, UNCOMPARED):
-            return None, None
-        return self.kind in (EXACT, ROUNDING), self.max_abs_diff
-
-    def details(self) -> dict[str, Any]:
-        """What the records keep besides :meth:`result` (see :class:`OutputDiff`)."""
-        return {"outputs_kind": self.kind, "outputs_leaf": self.leaf,
-                "outputs_dtype": self.dtype}

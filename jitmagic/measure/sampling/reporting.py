@@ -90,13 +90,13 @@ class Reporter:
         w = self.where
         return f"run {w.round} of {'at most ' * w.at_most}{w.rounds}"
 
-    def tell(self, stage: str, done: bool = False) -> None:
+    def tell(self, stage: str) -> None:
         """Give ``draw`` a :class:`Progress` for ``stage``."""
         if self.draw is None:
             return
         w, now = self.where, clocks.wall()
         self.draw(Progress(self.entry, w.what, stage, now - self.started, w.row, w.round,
-                           w.rounds, self._left(now), self.point, done, w.at_most,
+                           w.rounds, self._left(now), self.point, False, w.at_most,
                            self._later(), w.at_most and w.round > FEWEST))
 
     def _rows(self) -> int:

@@ -34,6 +34,7 @@ class Shares(Protocol):
 
     def decide(self, what: str, value: Any) -> Any: ...
 
+
 #: ``-r auto``'s fewest and most rounds (and most on a busy machine), as the rule is
 #: calibrated.
 FEWEST, MOST, MOST_BUSY = MIN_PAIRS, MAX_PAIRS, MAX_PAIRS_BUSY

@@ -20,11 +20,13 @@ from ...model.notes import Noted
 from ...model.rows import cpu_key
 from . import clocks
 from .clocks import FrozenClockError
+from .conditions import frozen_heap
+from .conditions import persistent_cache_off
 from .lockstep import barrier
 from .lockstep import same_outcome
 from .monitor import Monitor
 from .monitor import disagreements
-from .outputs import OutputCheck
+from .outputs import OutputDiff
 from .rounds import Rounds
 from .rounds import rounds_of
 from .stages import STEADY_CEILING_S
@@ -99,7 +101,7 @@ class Sampler:
         #: Rows whose cold samples (their steady state with them) another subject takes:
         #: a fresh process's (:mod:`.fresh`).
         self.takers: dict[str, Subject] = {}
-        self.outputs = OutputCheck(len(subjects))
+        self.outputs = OutputDiff(expected=len(subjects))
 
     def measure(self, repeat: int | str | Rounds, number: int | None, monitor: Monitor,
                 check: Checkpoint, what: str = "comparison") -> None:
@@ -128,6 +130,16 @@ class Sampler:
             self.stopped = f"interrupted by the user during {check.report.position()}"
         if self.errors and not self.last and not self.stopped:
             raise UserCodeError(self.describe_failure(next(iter(self.errors))))
+
+    def measure_cold(self, repeat: int | str | Rounds, number: int | None, check: Checkpoint,
+                     what: str = "comparison") -> tuple[Monitor, bool]:
+        """:meth:`measure` with JAX's persistent cache off, its events heard, the heap frozen
+        and Ctrl-C caught: (the monitor, whether the cache was on)."""
+        monitor = Monitor()
+        with (persistent_cache_off() as switched, monitor.listening(), frozen_heap(),
+              check.catching_interrupts()):
+            self.measure(repeat, number, monitor, check, what)
+        return monitor, switched
 
     def _measure_once(self, name: str, number: int | None, monitor: Monitor,
                       check: Checkpoint) -> None:

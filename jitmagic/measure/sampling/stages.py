@@ -245,27 +245,37 @@ def staged_run(fn: Callable, args: tuple, kwargs: dict, monitor: Monitor,
     check = check or Checkpoint()
     opts, jitted = cold_jit(fn, args, kwargs, opts)
     name, times = fn.__name__, dict[str, float]()
-    made = ColdRun(times, {}, None, None, None, jitted, None)
-    try:  # a stop keeps what the finished stages made, for their structure counts
-        made.traced, trace = timed_stage(check, "tracing", times, "trace_s",
-                                         lambda: jitted.trace(*args, **kwargs), python=True)
-        made.lowered, lower = timed_stage(check, "lowering", times, "lower_s",
-                                          made.traced.lower, python=True)
-        made.compiled, comp = timed_stage(check, "XLA compile", times, "compile_s",
-                                          made.lowered.compile)
-        check.begin("first call", times)
-    except Stop as stop:
-        stop.artefact = made if made.traced is not None else None
-        raise
+    made, windows = staged_programs(check, jitted, args, kwargs, times, then="first call")
     made.events = {key: monitor.seconds(event, who.format(name), window.start, window.end)
-                   for (key, event, who), window in zip(STAGE_EVENTS, (trace, lower, comp),
-                                                     strict=True)}
+                   for (key, event, who), window in zip(STAGE_EVENTS, windows, strict=True)}
     jax.clear_caches()
     made.jitted = jax.jit(fn, **opts)
     made.output, _ = timed_stage(check, "first call", times, "first_call_s",
                                  lambda: jax.block_until_ready(made.jitted(*args, **kwargs)),
                                  ask=False)
     return made
+
+
+def staged_programs(check: Checkpoint, jitted: Any, args: tuple, kwargs: dict,
+                    times: dict[str, float], compiling: str = "XLA compile",
+                    then: str | None = None) -> tuple[ColdRun, tuple[Window, ...]]:
+    """Trace, lowering and compile of ``jitted``, each timed into ``times`` (then the stage
+    ``then`` begun): (what they made, their windows). A :class:`Stop` carries what the
+    finished stages made, for their structure counts."""
+    made = ColdRun(times, {}, None, None, None, jitted, None)
+    try:
+        made.traced, trace = timed_stage(check, "tracing", times, "trace_s",
+                                         lambda: jitted.trace(*args, **kwargs), python=True)
+        made.lowered, lower = timed_stage(check, "lowering", times, "lower_s",
+                                          made.traced.lower, python=True)
+        made.compiled, comp = timed_stage(check, compiling, times, "compile_s",
+                                          made.lowered.compile)
+        if then is not None:
+            check.begin(then, times)
+    except Stop as stop:
+        stop.artefact = made if made.traced is not None else None
+        raise
+    return made, (trace, lower, comp)
 
 
 def timed_stage(check: Checkpoint, stage: str, times: dict[str, float], key: str,

@@ -50,6 +50,15 @@ class Stop(Exception):
         self.artefact: Any = None
 
 
+def first_line(exc: BaseException, named: bool = False) -> str:
+    """The first line of ``exc``'s message (its type's name where it has none); ``named``:
+    after its type's name (``ZeroDivisionError: division by zero``)."""
+    said = str(exc).strip().splitlines()
+    if not said:
+        return type(exc).__name__
+    return f"{type(exc).__name__}: {said[0]}" if named else said[0]
+
+
 class StageInterrupted(BaseException):
     """Raised by the Ctrl-C handler inside a Python stage to stop at once; a
     ``BaseException`` so the user's ``except Exception`` cannot swallow it."""

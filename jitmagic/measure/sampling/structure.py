@@ -173,12 +173,16 @@ def coarsest_float(jaxpr: Any) -> str | None:
     return least_precise(d for d in dtypes if jnp.issubdtype(d, jnp.inexact))
 
 
+#: The primitive of a jit call in a jaxpr (``pjit`` before JAX 0.7, which jitmagic needs).
+JIT = "jit"
+
+
 def count_nested_calls(jaxpr: Any, counted: Callable[[Any], bool] = lambda eqn: True) -> int:
-    """jit/pjit equations in a jaxpr (those ``counted`` keeps), counted recursively through
+    """jit equations in a jaxpr (those ``counted`` keeps), counted recursively through
     sub-jaxprs: every call as it happens (a call inside a helper called twice counts twice)."""
     total = 0
     for eqn in getattr(jaxpr, "eqns", ()):
-        total += eqn.primitive.name in ("jit", "pjit") and counted(eqn)
+        total += eqn.primitive.name == JIT and counted(eqn)
         for sub in sub_jaxprs(eqn):
             total += count_nested_calls(sub, counted)
     return total

@@ -113,7 +113,7 @@ def _nested_replace(planned: tuple[str, ...], lifted: dict[str, Any],
             return None  # the user's own jit, where its callers look it up
         if inner_jit.is_nnx_class(h.bindings[0].owner):
             return inner_jit.nnx_method(original, h.name, ran)
-        return inner_jit.descriptor(inner_jit.unjit(original), lambda f: inner_jit.faithful_jit(
+        return inner_jit.unjitted(original, lambda f: inner_jit.faithful_jit(
             f, h.name, notes, ran, call_as))
 
     return replace

@@ -50,12 +50,9 @@ def unjit(value: Any) -> Any:
 
 
 def unjitted(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
-    """``wrap`` applied to a bound value with any user jit taken off."""
-    return descriptor(unjit(original), wrap)
-
-
-def descriptor(original: Any, wrap: Callable[[Callable], Callable]) -> Any:
-    """``wrap`` applied to a bound value, keeping a ``staticmethod`` a staticmethod."""
+    """``wrap`` applied to a bound value with any user jit taken off, keeping a
+    ``staticmethod`` a staticmethod."""
+    original = unjit(original)
     if isinstance(original, staticmethod | classmethod):
         return type(original)(wrap(original.__func__))
     return wrap(original)

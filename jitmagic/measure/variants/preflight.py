@@ -112,7 +112,8 @@ def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
     innermost = max(on_stack, key=lambda n: codes.index(helpers[n].code), default=None)
     if innermost is None:
         return None
-    return innermost, Inline("inline_trace_fails", type(error).__name__, _first_line(error))
+    said = (str(error).strip().splitlines() or [""])[0]
+    return innermost, Inline("inline_trace_fails", type(error).__name__, cut_to(said, 100))
 
 
 class LeakSearch:
@@ -192,10 +193,6 @@ class LeakSearch:
             flat = self._trace_error(())
             self._flat_leaks = flat is not None and _is_leak(flat)
         return not self._flat_leaks
-
-
-def _first_line(error: BaseException, width: int = 100) -> str:
-    return cut_to((str(error).strip().splitlines() or [""])[0], width)
 
 
 def _is_leak(error: BaseException) -> bool:

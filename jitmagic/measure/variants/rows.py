@@ -23,6 +23,7 @@ from ..sampling.monitor import Monitor
 from ..sampling.runner import ColdSample
 from ..sampling.runner import Sampler
 from ..sampling.stops import Checkpoint
+from ..sampling.structure import JIT
 from ..sampling.structure import ProgramFacts
 from ..sampling.structure import distinct_jaxprs
 from ..sampling.structure import structure
@@ -160,7 +161,6 @@ def nothing_to_nest(variant: Variant) -> VariantResult:
                          inline=variant.inline)
 
 
-JIT_PRIMITIVES = ("jit", "pjit")
 #: The name-stack scope of a jit call's backward pass under ``grad``: its other half.
 BACKWARD = "transpose("
 
@@ -183,7 +183,7 @@ def called_inside(jaxpr: Any, helpers: dict[str, Helper], name: str) -> tuple[st
     found: dict[str, None] = {}
     for current in distinct_jaxprs(jaxpr):
         for eqn in current.eqns:
-            if eqn.primitive.name not in JIT_PRIMITIVES or name not in reader._owners(eqn):
+            if eqn.primitive.name != JIT or name not in reader._owners(eqn):
                 continue
             body = eqn.params.get("jaxpr")
             for chain in sorted(reader._chains(getattr(body, "jaxpr", body)), key=len):
@@ -213,7 +213,7 @@ class _Claims:
         """Count the jit calls in ``jaxpr`` inside jits of the helpers ``enclosing``."""
         for eqn in jaxpr.eqns:
             inside, back = enclosing, backward
-            if eqn.primitive.name in JIT_PRIMITIVES:
+            if eqn.primitive.name == JIT:
                 # a counted call's backward half, and its inner calls' halves inside it
                 back = backward or BACKWARD in str(eqn.source_info.name_stack)
                 owners = self._owners(eqn)

@@ -23,6 +23,7 @@ TRAMPOLINE_FILE = OWN_SOURCE + "trampoline>"
 #: Placeholders in the trampoline's source (no argument name can be spelt like them).
 _ROUTER, _ORIGINAL, _IDENT = "<jitmagic router>", "<jitmagic original>", "<jitmagic ident>"
 
+
 def copy_function(fn: types.FunctionType) -> types.FunctionType:
     """A new function object with ``fn``'s code, globals, name, defaults and closure."""
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,

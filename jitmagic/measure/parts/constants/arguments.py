@@ -28,10 +28,8 @@ from ....options import Options
 from ...lines.tables import user_code
 from ...sampling import clocks
 from ...sampling import structure
-from ...sampling.conditions import frozen_heap
-from ...sampling.conditions import persistent_cache_off
 from ...sampling.monitor import Monitor
-from ...sampling.outputs import OutputCheck
+from ...sampling.outputs import OutputDiff
 from ...sampling.rounds import Rounds
 from ...sampling.runner import ColdSample
 from ...sampling.runner import Sampler
@@ -181,12 +179,11 @@ def time_forms(forms: dict[str, Forms], check: Checkpoint, rounds: Rounds) -> st
                    and not any(f"{n} {form}" in runs.errors for form in model.FORMS))
 
     rounds.decided = decided
-    with (persistent_cache_off(), Monitor().listening() as monitor, frozen_heap(),
-          check.catching_interrupts(), suppress(UserCodeError)):  # each form says why
-        runs.measure(rounds, None, monitor, check, what=PART)
+    with suppress(UserCodeError):  # each form says why
+        runs.measure_cold(rounds, None, check, what=PART)
     for name, f in forms.items():
         if f.record is not None and f.calls:
-            outputs = OutputCheck(len(model.FORMS))
+            outputs = OutputDiff(expected=len(model.FORMS))
             for form in model.FORMS:
                 outputs.add(form, rows[f"{name} {form}"].output)
             f.record = dataclasses.replace(

@@ -30,6 +30,8 @@ from ...discovery.found import names_written
 from ...discovery.live_objects import functions_behind
 from ...lines.counts import Key
 from ...lines.counts import UserCode
+from ...sampling.stages import traced_arguments
+from ...sampling.structure import JIT
 from ...sampling.structure import array_bytes
 from ...sampling.structure import constants_of
 from ...sampling.structure import sub_jaxprs
@@ -38,8 +40,6 @@ from ...sampling.structure import sub_jaxprs
 LIFT_BYTES = 64 * 2**10
 #: ... at most this many of them, the biggest first.
 MOST_LIFTED = 32
-#: The primitives whose closed jaxpr is a call the replay can run as a jit of its own.
-JIT_PRIMITIVES = ("jit", "pjit")
 
 
 @dataclass
@@ -110,7 +110,7 @@ def _reads(closed: Any) -> Iterator[tuple[Any, str | None, Any]]:
         seen.add((id(jaxpr), holder is None))
         for eqn in jaxpr.eqns:
             yield eqn, holder, outer
-            through = holder if eqn.primitive.name in JIT_PRIMITIVES else \
+            through = holder if eqn.primitive.name == JIT else \
                 holder or eqn.primitive.name
             stack.extend((sub, through, eqn.source_info.traceback) for sub in sub_jaxprs(eqn))
 
@@ -174,7 +174,7 @@ class Replay:
     def _needs_of(self, eqn: Any) -> tuple[int, ...]:
         """The lifted constants a jit equation's program reads, in ``ids``' order."""
         inner = eqn.params.get("jaxpr")
-        if eqn.primitive.name not in JIT_PRIMITIVES or not hasattr(inner, "consts"):
+        if eqn.primitive.name != JIT or not hasattr(inner, "consts"):
             return ()
         return self._needs_in(inner)
 
@@ -205,12 +205,7 @@ class Replay:
 def flat_arguments(args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],
                    closed: Any) -> list[Any] | None:
     """The call's traced leaves in ``closed``'s input order; None where shapes do not match."""
-    n = len(args)
-    static = {i % n for i in jit_options.get("static_argnums", ()) or () if -n <= i < n}
-    names = set(jit_options.get("static_argnames", ()) or ())
-    dynamic = ([a for i, a in enumerate(args) if i not in static],
-               {k: v for k, v in kwargs.items() if k not in names})
-    leaves = jax.tree_util.tree_leaves(dynamic)
+    leaves = jax.tree_util.tree_leaves(traced_arguments(None, args, kwargs, jit_options))
     invars = closed.jaxpr.invars
     if len(leaves) != len(invars):
         return None
