@@ -162,7 +162,7 @@ def sentence(e: Effort, r: EffortRow) -> str:
     if verdict == NO_GAIN or o.compile.kind != FASTER:
         return f"{named} {compiled}: nothing to gain" if verdict == NO_GAIN else \
             f"{named} {compiled}; more runs might tell"
-    said = f"{named} {compiled} and {call_words(o)}"
+    said = f"{named} {compiled} and {compile_words(o, call=True)}"
     if verdict == USE:
         return f"{said}: use it for interactive work and tests: {write(e, r)}"
     if verdict == USE_BELOW:
@@ -239,15 +239,22 @@ def calls_figure(calls: float) -> str:
 
 # --- the words every front end shares (the section and the causes) ---------------------
 
-def compile_words(o: Outcome) -> str:
-    """``XLA compiles 3.0× faster (…) (0.21 s → 71 ms, CPU time)``, or what the rule found."""
-    figures = f"({fmt_s(o.compile_s[0])} → {fmt_s(o.compile_s[1])}, {_clock(o)})"
-    d = o.compile
+def compile_words(o: Outcome, call: bool = False) -> str:
+    """``XLA compiles 3.0× faster (…) (0.21 s → 71 ms, CPU time)``; ``call``: a call's words."""
+    d = o.execute if call else o.compile
+    figures = _figures(o.execute_s if call else o.compile_s, o)
     if d.kind == SAME:
-        return f"XLA's compile shows no measurable difference {figures}"
+        same = "a call takes the same time" if call else \
+            "XLA's compile shows no measurable difference"
+        return f"{same} {figures}"
     if d.kind == INCONCLUSIVE:
-        return f"whether XLA compiles faster is inconclusive: {leaning(d)} {figures}"
-    return f"{compile_verdict(d, o.clock)} {figures}"
+        whether = "a call is slower" if call else "XLA compiles faster"
+        return f"whether {whether} is inconclusive: {leaning(d)} {figures}"
+    if not call:
+        return f"{compile_verdict(d, o.clock)} {figures}"
+    also = "also " if d.kind == FASTER else ""
+    said = f"{also}takes" if o.clock == CPU else f"is {also}".rstrip()
+    return f"a call {said} {with_interval(d, o.clock)} {figures}"
 
 
 def compile_verdict(d: Difference, clock: Clock, named: bool = False) -> str:
@@ -255,19 +262,6 @@ def compile_verdict(d: Difference, clock: Clock, named: bool = False) -> str:
     if clock == CPU:
         return f"XLA's compile {verb(CPU)} {with_interval(d, CPU)}"
     return f"XLA compiles {times(d)}{' in wall time' * named} {interval(d)}".rstrip()
-
-
-def call_words(o: Outcome) -> str:
-    """``a call takes the same time``, ``a call is 1.4× slower (…)``, or inconclusive."""
-    d = o.execute
-    figures = f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)})"
-    if d.kind == SAME:
-        return f"a call takes the same time {figures}"
-    if d.kind == INCONCLUSIVE:
-        return f"whether a call is slower is inconclusive: {leaning(d)} {figures}"
-    also = "also " if d.kind == FASTER else ""
-    said = f"{also}takes" if o.clock == CPU else f"is {also}".rstrip()
-    return f"a call {said} {with_interval(d, o.clock)} {figures}"
 
 
 def leaning(d: Difference) -> str:
@@ -282,7 +276,8 @@ def pays(o: Outcome) -> str:
     """Where a setting that compiles faster but calls slower pays, from the medians."""
     calls = o.break_even
     assert calls is not None  # USE_BELOW has one
-    saved = f"{fmt_s(o.saved_s)} of compile saved, {fmt_s(o.lost_s)} lost per call, {_clock(o)}"
+    saved = (f"{fmt_s(o.saved_s)} of compile saved, {fmt_s(o.lost_s)} lost per call, "
+             f"{clock_name(o.clock)}")
     if calls < 1:
         return f"a single call loses more than the compile saves ({saved}): keep the default"
     return (f"it pays while you make fewer than {calls_figure(calls)} calls ({saved}); "
@@ -310,8 +305,9 @@ def options_text(options: dict[str, Any]) -> str:
     return "{" + ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in options.items()) + "}"
 
 
-def _clock(o: Outcome) -> str:
-    return clock_name(o.clock)
+def _figures(seconds: tuple[float, float], o: Outcome) -> str:
+    """``(0.21 s → 71 ms, CPU time)``: the default's and the setting's medians, and the clock."""
+    return f"({fmt_s(seconds[0])} → {fmt_s(seconds[1])}, {clock_name(o.clock)})"
 
 
 
@@ -359,16 +355,11 @@ def run_time(e: Effort, rows: list[EffortRow]) -> list[str]:
     """Where a setting calls faster than the user's own ``compiler_options``: said."""
     if not e.baseline:
         return []
-    out = []
-    for r in rows:
-        o = e.outcome(r)
-        if r.name != OUT_OF_LINE and r.outputs in MATCHING and o.execute.kind == FASTER:
-            out.append(f"at `{r.name}` a call {verb(o.clock)} {times(o.execute, o.clock)} "
-                       f"than with your own "
-                       f"`compiler_options={options_text(e.baseline)}` {interval(o.execute)} "
-                       f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)}): "
-                       "your options cost run time")
-    return out
+    faster = [(r, o) for r in rows if r.name != OUT_OF_LINE and r.outputs in MATCHING
+              and (o := e.outcome(r)).execute.kind == FASTER]
+    return [f"at `{r.name}` a call {verb(o.clock)} {times(o.execute, o.clock)} than with your "
+            f"own `compiler_options={options_text(e.baseline)}` {interval(o.execute)} "
+            f"{_figures(o.execute_s, o)}: your options cost run time" for r, o in faster]
 
 
 def cause_words(x: Cause) -> tuple[str, str]:
@@ -382,6 +373,6 @@ def cause_words(x: Cause) -> tuple[str, str]:
     o = e.outcome(r)
     worth = "" if o.break_even is None else f": {pays(o)}"
     open_ = [f"`{y.name}`: {verdict_words(e, y)}" for y in rows if _more_if_decided(e, y, o)]
-    said = [f"{at(r)} {compile_words(o)} and {call_words(o)}{worth}", *open_,
+    said = [f"{at(r)} {compile_words(o)} and {compile_words(o, call=True)}{worth}", *open_,
             *run_time(e, list(rows))]
     return "; ".join(said), fix(e, r)
