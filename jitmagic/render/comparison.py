@@ -53,18 +53,12 @@ from .format import fmt_spread
 from .format import medians_of
 from .format import unmarked_clock
 from .headlines import not_run
+from .notes.helpers import listed
 from .verdicts import OUTCOME
 from .verdicts import busy_line
 from .verdicts import interval_ends
 from .verdicts import stated
 from .verdicts import waited
-
-
-def _structure_label(label: str) -> Cell:
-    """A structure figure's label, the op ``call`` set as code."""
-    if label.startswith("call "):
-        return Cell((Code("call"), label.removeprefix("call")))
-    return Cell(label)
 
 
 def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
@@ -111,12 +105,6 @@ def _median_cell(xs: list[float]) -> Cell:
     return Cell(fmt_s(median(xs)), fmt_spread(xs))
 
 
-def _whole(c: Comparison) -> str:
-    """``; 5.4 s in all, with the parts after it``, where parts ran after the comparison."""
-    return "" if math.isnan(c.whole_s) else \
-        f"; {fmt_s(c.whole_s)} in all, with the parts after it"
-
-
 def verdict(c: Comparison) -> str:
     """One sentence on what nesting changed: the first call, then the stages."""
     return c.verdict.text
@@ -148,9 +136,9 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
          _ratio_cell(c, p)] for p in PHASES]
     rows[PHASES.index("first_call_s"):PHASES.index("first_call_s")] = _rest_rows(c)
     rows += _cpu_rows(c)
-    rows += [[_structure_label(FIGURE_LABELS[key]), fmt_count(getattr(c.flat, key)),
-              fmt_count(getattr(c.nested, key)), ""]
-             for key in STRUCTURE
+    rows += [[Cell((Code("call"), label[4:]) if label.startswith("call ") else label),
+              fmt_count(getattr(c.flat, key)), fmt_count(getattr(c.nested, key)), ""]
+             for key in STRUCTURE if (label := FIGURE_LABELS[key])
              if any(getattr(c.variants[v], key) is not None for v in VARIANTS)]
     return rows
 
@@ -200,21 +188,11 @@ def _warm_clause(name: str, samples: Mapping[str, Sequence[float]],
                  runs: tuple[int, ...]) -> str:
     """``nested runs 4 and 5 compiled in 402 ms and 520 ms, under 70% of 3.1 s (…)``."""
     wall = on(samples, COMPILE, WALL)
-    numbers, times = (_listed([str(i + 1) for i in runs]),
-                      _listed([fmt_s(wall[i]) for i in runs]))
+    numbers, times = (listed([str(i + 1) for i in runs]),
+                      listed([fmt_s(wall[i]) for i in runs]))
     return (f"{name} run{'s' * (len(runs) > 1)} {numbers} compiled in {times}, under "
             f"{WARM_SHARE:.0%} of {fmt_s(reference(wall))} (the slower of the series' first "
             "compile and its median)")
-
-
-def _listed(words: list[str]) -> str:
-    """``4, 5 and 6``."""
-    return " and ".join(", ".join(words).rsplit(", ", 1))
-
-
-def _waited(c: Comparison) -> str:
-    """``; the cold runs waited for a CPU 2% of the time ...`` ("" unmeasured)."""
-    return "" if c.waited_share is None else f"; the cold runs {waited(c.waited_share)}"
 
 
 def partial(stopped: str | None) -> list[Block]:
@@ -227,6 +205,9 @@ def partial(stopped: str | None) -> list[Block]:
 
 def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     """The comparison as blocks, built once for the text table and the HTML summary."""
+    whole = "" if math.isnan(c.whole_s) else \
+        f"; {fmt_s(c.whole_s)} in all, with the parts after it"  # parts ran after it
+    cold = "" if c.waited_share is None else f"; the cold runs {waited(c.waited_share)}"
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)}; "
                                  f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
@@ -238,7 +219,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
             Para([*details(c.verdict), _helpers_line(c), *_compiled_line(c),
                   outputs_said(c),
                   f"wall time {fmt_s(c.wall_s)} for flat against nested, of which measured "
-                  f"{fmt_s(c.measured_s())}{_whole(c)}{_waited(c)}"])]
+                  f"{fmt_s(c.measured_s())}{whole}{cold}"])]
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
     out += notes(c)
     warnings, left = first(c.warnings)

@@ -72,11 +72,6 @@ def figure_ratio(f: StructureDiff) -> str:
     return fmt_ratio(f.new_over_old)
 
 
-def _grown(f: StructureDiff) -> str:
-    """``1.96× larger``, or ``larger, from 0``."""
-    return "larger, from 0" if f.old == 0 else f"{fmt_ratio(f.new_over_old)} larger"
-
-
 def headline(d: Diff) -> str:
     """The one line a verdict shows above the table: the regressions, else the gains."""
     slower = [s for s in d.stages if s.significant and s.kind == SLOWER]
@@ -165,7 +160,8 @@ def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[s
            f"against OLD's {fmt_s(s.old_s)}; {slower:g}× or more fails)"
            for s in (d.regressions(slower) if slower is not None else [])]
     out += [f"larger: {f.variant} {f.label}: NEW {fmt_figure(f.new)} against OLD's "
-            f"{fmt_figure(f.old)}, {_grown(f)} ({larger:g}× or more fails)"
+            f"{fmt_figure(f.old)}, {figure_ratio(f).replace('from 0', 'larger, from 0')}"
+            f"{' larger' * (f.old != 0)} ({larger:g}× or more fails)"
             for f in (d.larger(larger) if larger is not None else [])]
     return out
 

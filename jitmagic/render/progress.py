@@ -51,14 +51,11 @@ def register_progress() -> None:
             (EndedEarly, lambda e: f"ended with status {e.status} before its end"),
             (TimedOut, lambda e: f"ran past its {fmt_s(e.seconds)} and was killed"))
     for kind, said in ends:  # a child process's end, as its str()
-        register("text", kind, lambda e, said=said: f"the child process {said(e)}{_while(e.stage)}")
+        register("text", kind, lambda e, said=said: f"the child process {said(e)}"
+                 + (f" (while {e.stage})" if e.stage else ""))
     register("text", Crashed, crashed)
     register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
     register("text", TopologyRefused, refused)
-
-
-def _while(stage: str | None) -> str:
-    return f" (while {stage})" if stage else ""
 
 
 def crashed(end: Crashed) -> str:

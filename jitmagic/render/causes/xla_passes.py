@@ -58,7 +58,12 @@ def blocks(x: XlaPasses, warm: dict[str, float] | None = None,
             continue
         out += _variant(variant, c, where)
         if variant in (warm or {}):
-            out.append(_not_cold(variant, c.compile_s, (warm or {})[variant]))
+            out.append(Para([f"Not cold: the {variant} profiled compile took "
+                             f"{fmt_s(c.compile_s)}, under {WARM_SHARE:.0%} of a cold compile "
+                             f"of the comparison's runs ({fmt_s((warm or {})[variant])}): the "
+                             "compiler kept something from earlier compiles in this process, "
+                             "so these shares are of a compile that did less work than a cold "
+                             "one."], kind="warning"))
     said = nesting_sentence(x)
     if said:
         out.append(Para([said]))
@@ -87,7 +92,8 @@ def _variant(variant: str, c: ProfiledCompile, where: str | None = None) -> list
     if not c.passes:
         return [Para([line, "no HLO pass was read from the profile"], kind="note")]
     ranked = sorted(c.passes, key=lambda p: (-p.seconds, p.name))
-    rows: list[list[str | Cell]] = [[Cell(_named(p.name), code=True), fmt_s(p.seconds),
+    rows: list[list[str | Cell]] = [[Cell(p.name + " (the HLO verifier)" * (p.name == VERIFIER),
+                                          code=True), fmt_s(p.seconds),
                                      pct(c.share(p.seconds)), f"{p.runs:,}"]
                                     for p in ranked[:TOP]]
     left = sum(p.seconds for p in ranked[TOP:])
@@ -113,21 +119,12 @@ def _part_said(c: ProfiledCompile, part: str) -> str:
 def _inside(c: ProfiledCompile, part: str) -> str:
     """``; the main fusion pass `Main fusion (jit_g)` 3.02 s, 72%``: what was read inside."""
     events = compile_events.of(c.backend)
-    said = [f"{named.label} {_biggest(n.biggest, n.events, part)}{fmt_s(n.seconds)}, "
-            f"{pct(c.share(n.seconds))}" for n in c.named
+    said = [f"{named.label} {f'`{n.biggest}` ' * (n.events == 1 and part == 'hlo_passes')}"
+            f"{fmt_s(n.seconds)}, {pct(c.share(n.seconds))}" for n in c.named
             if (named := events.named_as(n.key)) is not None and named.within == part]
     if part == "codegen" and c.llvm_s is not None:
         said.append(f"LLVM's compile to machine code {pct(c.share(c.llvm_s))}")
     return "".join(f"; {s}" for s in said)
-
-
-def _biggest(name: str, events: int, part: str) -> str:
-    """The one event a named part was made of, in code marks; "" where several made it."""
-    return f"`{name}` " if events == 1 and part == "hlo_passes" else ""
-
-
-def _named(name: str) -> str:
-    return f"{name} (the HLO verifier)" if name == VERIFIER else name
 
 
 #: The least move of one pass's share of the compile that is named (one sample a side).
@@ -181,14 +178,6 @@ def _listed(what: str, names: list[str]) -> str:
 
 def text(x: XlaPasses) -> str:
     return as_text(blocks(x))
-
-
-def _not_cold(variant: str, profiled_s: float, cold_s: float) -> Para:
-    return Para([f"Not cold: the {variant} profiled compile took {fmt_s(profiled_s)}, under "
-                 f"{WARM_SHARE:.0%} of a cold compile of the comparison's runs "
-                 f"({fmt_s(cold_s)}): the compiler kept something from earlier compiles in "
-                 "this process, so these shares are of a compile that did less work than a "
-                 "cold one."], kind="warning")
 
 
 def warm_compiles(c: Comparison) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""The ledger's small words: limits, places, counts, clipped names, columns, eager ops."""
+"""The ledger's small words: limits, places, clipped names, columns, eager ops."""
 
 from __future__ import annotations
 
@@ -94,10 +94,6 @@ def place(site: str | None, ledger: Ledger) -> str | None:
 def _normal(filename: str) -> str:
     """``filename`` without ``..`` in it; a cell's name as it is."""
     return os.path.normpath(filename) if os.path.isabs(filename) else filename
-
-
-def plural(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def clip(s: str, width: int = 40) -> str:
