@@ -136,6 +136,15 @@ class Cell:
                                                   if self.detail else ""))
 
 
+def aligned(rows: Sequence[Sequence[str]], left: int | None = None,
+            indent: str = "") -> list[str]:
+    """``rows`` in aligned columns, the first ``left`` (default: all) flush left, the rest right."""
+    widths = [max(len(x) for x in col) for col in zip(*rows, strict=True)]
+    return [indent + "  ".join(x.ljust(w) if left is None or i < left else x.rjust(w)
+                               for i, (x, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+            for row in rows]
+
+
 def _cell(x: str | Cell) -> Cell:
     return x if isinstance(x, Cell) else Cell(x)
 
@@ -150,13 +159,8 @@ class Table:
     indent: str = ""
 
     def text_lines(self) -> list[str]:
-        rows = ([[printable(h) for h in self.header]] if self.header else []) + \
-               [[_cell(x).as_text() for x in r] for r in self.rows]
-        if not rows:
-            return []
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        return [self.indent + "  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip()
-                for r in rows]
+        return aligned(([[printable(h) for h in self.header]] if self.header else [])
+                       + [[_cell(x).as_text() for x in r] for r in self.rows], indent=self.indent)
 
     def as_html(self) -> Html:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)

@@ -110,7 +110,8 @@ def _bundle(r: Comparison | Sweep, plot: bool, verbose: bool,
         if r.baseline is not None:
             shown.append((diff_text(r.baseline, verbose), diff_html(r.baseline, verbose)))
         shown += sections(r.last, plot, why=asked_why(r.last), verbose=verbose)
-        said = last_value_line(r)
+        value = shown_name(f"{r.name}={r.values[-1]!r}")
+        said = f"For {value}, the last value measured (the sweep ran what follows on it alone):"
         shown = [(sweep_text(r, verbose), sweep_html(r, png, verbose)),
                  *([(said, f"<h3>{html.escape(said)}</h3>")] if shown else []), *shown]
     elif at_a_glance(r, verbose):
@@ -190,12 +191,6 @@ def budget_spent(c: Comparison, part: table.Part) -> list[Block] | None:
 def asked_why(c: Comparison) -> bool:
     """Whether ``c`` measured a part that tells a cause: its causes are then shown whole."""
     return any(c.part(p.name) is not None for p in table.PARTS if p.in_why)
-
-
-def last_value_line(s: Sweep) -> str:
-    """The heading over what a sweep shows of its last value only."""
-    value = shown_name(f"{s.name}={s.values[-1]!r}")
-    return f"For {value}, the last value measured (the sweep ran what follows on it alone):"
 
 
 def stopped_note(parts: list[str]) -> str:

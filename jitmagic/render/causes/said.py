@@ -110,19 +110,12 @@ def _saved(x: Cause, said: str, clock: Clock) -> str:
 
 def stage_words(x: Cause) -> Words:
     """A stage: what is known of it, and its hint (the loop ``--lines`` found, the scan)."""
-    c = x.of
+    c, table = x.of, flat_table(x.of)
     if x.case == "trace_s":
-        return "", _loop_hint(c)
+        return "", (table.loop_hint() or "") if table is not None else ""
     if x.case == "compile_s":
         return _compile_detail(c), compile_fix(c)
     return "", ""
-
-
-def _loop_hint(c: Compared) -> str:
-    """The Python loop ``--lines`` found building most of the program, and the rewrite."""
-    if c.lines is None or "flat" not in c.lines.tables:
-        return ""
-    return c.lines.flat.loop_hint() or ""
 
 
 def _compile_detail(c: Compared) -> str:
@@ -431,13 +424,8 @@ def _stages(stages: list[Cause], first: float) -> str:
 
 def _details(stages: list[Cause]) -> list[str]:
     """A stage's line where there is more to say: what was seen in it, what to do."""
-    out = []
-    for x in stages:
-        said = "; ".join(part for part in (x.said, f"what to do: {x.fix}" if x.fix else "")
-                         if part)
-        if said:
-            out.append(f"  {x.name}: {said}")
-    return out
+    return [f"  {x.name}: {said}" for x in stages if (said := "; ".join(
+        part for part in (x.said, f"what to do: {x.fix}" if x.fix else "") if part))]
 
 
 def _unmeasured(x: Cause) -> str:

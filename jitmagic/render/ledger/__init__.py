@@ -26,6 +26,7 @@ from ..blocks import Block
 from ..blocks import Image
 from ..blocks import Para
 from ..blocks import Strong
+from ..blocks import aligned
 from ..blocks import as_html
 from ..bundle import page
 from ..bundle import with_note
@@ -46,7 +47,6 @@ from .words import MAX_ROWS
 from .words import MAX_VALUES
 from .words import clip
 from .words import clip_place
-from .words import columns
 from .words import defined
 from .words import defined_place
 from .words import explanations
@@ -207,7 +207,7 @@ def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
              str(r.compiles), str(r.again),
              *(_stage(r, s) for s in ("trace_s", "lower_s", "compile_s")),
              fmt_s(r.seconds)) for r in rows[:MAX_ROWS]]
-    yield from columns(head, body, left=2)
+    yield from aligned((head, *body), left=2)
     if len(rows) > MAX_ROWS:
         rest = rows[MAX_ROWS:]
         yield (f"… and {counted(len(rest), 'more function')}: "
@@ -424,7 +424,7 @@ def diff_text(d: LedgerDiff) -> str:
                  + ", ".join(f"`{clip(r.function)}`" for r in worse) if worse else
                  "No function compiles again more often in NEW.")
     lines.append("")
-    lines += columns(head, body, left=2)
+    lines += aligned((head, *body), left=2)
     if len(rows) > MAX_ROWS:
         lines.append(f"… and {counted(len(rows) - MAX_ROWS, 'more function')}")
     return "\n".join(lines)

@@ -1,10 +1,9 @@
-"""The ledger's small words: limits, places, clipped names, columns, eager ops."""
+"""The ledger's small words: limits, places, clipped names, eager ops."""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
 from contextlib import suppress
 
 from ...model.ledger import Ledger
@@ -43,14 +42,6 @@ KIND_WORDS = {FIRST: "first", WEAK_TYPE: "weak type", SHAPE: "shape",
               NEW_FUNCTION: "new function", PYTREE: "pytree", CONTEXT: "context",
               KEYWORD: "keyword argument",
               EAGER: "eager op", UNEXPLAINED: "no reason", OTHER: "other"}
-
-
-def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -> list[str]:
-    """``head`` and ``body`` as aligned columns, the first ``left`` flush left."""
-    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
-    return ["  ".join(x.ljust(w) if i < left else x.rjust(w)
-                      for i, (x, w) in enumerate(zip(line, widths, strict=True))).rstrip()
-            for line in (head, *body)]
 
 
 def defined(site: str | None, ledger: Ledger) -> str:

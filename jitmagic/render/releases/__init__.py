@@ -26,6 +26,7 @@ from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
 from ..blocks import Image
 from ..blocks import Pre
+from ..blocks import aligned
 from ..blocks import as_html
 from ..bundle import page
 from ..drawing import releases_png
@@ -230,10 +231,7 @@ def table(r: Releases) -> list[str]:
         rows.append([label, *(_figure(x.measured, figure) for x in r.results)])
     rows.append([NESTING, *(say(c.verdict.difference, c.verdict.clock) if c else "—"
                             for c in (x.measured for x in r.results))])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    return ["  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-                             ).rstrip() for row in rows]
+    return aligned(rows, left=1, indent="  ")
 
 
 def _cell(c: Comparison | None, phase: str) -> str:
