@@ -279,7 +279,10 @@ def verdict_line(c: Comparison) -> str:
         return c.verdict.headline
     helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
     flat, nested = (median(on(c.judged(v).samples, FIRST_CALL, clock)) for v in VARIANTS)
-    numbers = f"{fmt_s(flat)} → {fmt_s(nested)}{' wall time' * (clock == WALL)}, {_runs(c)}"
+    runs = [len(c.judged(v).samples.get(FIRST_CALL, ())) for v in VARIANTS]  # cold ones
+    each = f"{counted(runs[0], 'run')} each" if runs[0] == runs[1] else \
+        f"{runs[0]} flat and {runs[1]} nested runs"
+    numbers = f"{fmt_s(flat)} → {fmt_s(nested)}{' wall time' * (clock == WALL)}, {each}"
     if first.kind == INCONCLUSIVE:
         return (f"nested jit on {helpers}, first call: {say(first, clock)} "
                 f"({times(first, clock)} seen, {interval(first, numbers)[1:]}; "
@@ -290,13 +293,6 @@ def verdict_line(c: Comparison) -> str:
     take = " take" * (clock == CPU)
     return f"nested jit on {helpers} makes the first call{take} {say(first, clock)} " \
         f"{interval(first, numbers)}"
-
-
-def _runs(c: Comparison) -> str:
-    """``3 runs each``, or ``7 flat and 6 nested runs`` (a run not cold left out)."""
-    flat, nested = (len(c.judged(v).samples.get(FIRST_CALL, ())) for v in VARIANTS)
-    return f"{counted(flat, 'run')} each" if flat == nested else \
-        f"{flat} flat and {nested} nested runs"
 
 
 def _stage_row(c: Comparison, phase: str) -> list[str]:

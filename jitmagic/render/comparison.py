@@ -156,19 +156,6 @@ def _cpu_phases(c: Comparison) -> list[str]:
     return [p for p in PHASES if any(on(c.variants[v].samples, p, CPU) for v in VARIANTS)]
 
 
-def _busy(c: Comparison) -> list[Block]:
-    """The line that says the machine was busy, under the verdict (none where quiet)."""
-    line = busy_line(c.waited_share)
-    return [Para([line[0].upper() + line[1:] + "."], "warning")] if line else []
-
-
-def _warm(c: Comparison) -> list[Block]:
-    """The line under the verdict that says which runs were not cold (none where all were)."""
-    return not_cold({name: (c.variants[name].samples, runs)
-                     for name, runs in c.warm_runs.items()},
-                    "the verdict, the table, the chart and the causes leave {them} out")
-
-
 def not_cold(found: dict[str, tuple[Mapping[str, Sequence[float]], tuple[int, ...]]],
              counted: str) -> list[Block]:
     """``Not cold: nested runs 4 and 5 compiled in ...``, and what counts them."""
@@ -208,10 +195,16 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     whole = "" if math.isnan(c.whole_s) else \
         f"; {fmt_s(c.whole_s)} in all, with the parts after it"  # parts ran after it
     cold = "" if c.waited_share is None else f"; the cold runs {waited(c.waited_share)}"
+    busy = busy_line(c.waited_share)  # said under the verdict, as are the runs not cold
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
                                  f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)}; "
                                  f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
-                        headline(c.verdict), *_busy(c), *_warm(c)]
+                        headline(c.verdict),
+                        *([Para([busy[0].upper() + busy[1:] + "."], "warning")] if busy else []),
+                        *not_cold({name: (c.variants[name].samples, runs)
+                                   for name, runs in c.warm_runs.items()},
+                                  "the verdict, the table, the chart and the causes leave "
+                                  "{them} out")]
     out += _diff.blocks(c.baseline, title=False) if c.baseline is not None else []
     out += partial(c.stopped)
     out += [Image(png, "the first call in parts, per variant"),

@@ -31,7 +31,6 @@ from .target import headline as target_headline
 from .verdicts import OUTCOME
 from .verdicts import inconclusive_part
 from .verdicts import interval
-from .verdicts import runs
 from .verdicts import say
 from .verdicts import times
 from .verdicts import undecided_reason
@@ -164,7 +163,7 @@ def _point_said(c: Compared) -> str:
     if not comparison_headline(c, first):  # not compared: nothing nested, failed, stopped
         return "nothing to nest" if c.flat.ok and not c.nested.helpers else "not compared"
     if first.kind == INCONCLUSIVE:
-        spread = interval(first)[1:-1] if first.enough_data else runs(first.runs)
+        spread = interval(first)[1:-1] if first.enough_data else counted(first.runs, "run")
         return f"{say(first)} ({times(first)}, {spread})"
     return with_interval(first)
 
@@ -172,7 +171,7 @@ def _point_said(c: Compared) -> str:
 def _runs_read(c: Compared, first: Difference) -> str:
     """``6 runs``, or ``7 flat and 6 nested runs`` where the verdict read more of one."""
     flat, nested = (len(v.samples.get(FIRST_CALL, ())) for v in (c.flat, c.nested))
-    return runs(first.runs) if flat == nested else f"{flat} flat and {nested} nested runs"
+    return counted(first.runs, "run") if flat == nested else f"{flat} flat and {nested} nested runs"
 
 
 def _helpers(c: Compared) -> str:
@@ -181,7 +180,7 @@ def _helpers(c: Compared) -> str:
 
 def _numbers(d: Difference, numbers: str, runs_said: str | None = None) -> str:
     """``(2.1×–4.0×; 2.4 s flat, 450 ms nested, 3 runs)``."""
-    return interval(d, f"{numbers}, {runs_said or runs(d.runs)}")
+    return interval(d, f"{numbers}, {runs_said or counted(d.runs, 'run')}")
 
 
 def not_run(c: Compared) -> bool:
@@ -223,7 +222,7 @@ def orderings_text(chosen: OrderingRow, other: OrderingRow, per_call: Difference
         bounds = interval(per_call)[1:-1]
         speed = (f"{chosen.name} against {other.name}: {say(per_call)}, {times(per_call, clock)} "
                  f"per call ({bounds + '; ' if bounds else ''}{numbers}) after "
-                 f"{runs(per_call.runs)}; {undecided_reason(per_call, None)}")
+                 f"{counted(per_call.runs, 'run')}; {undecided_reason(per_call, None)}")
     if same_program is None:
         program = "their XLA programs were not compared"
     elif not same_program:
@@ -244,9 +243,9 @@ def orderings_headline(chosen: OrderingRow, other: OrderingRow, per_call: Differ
     lead = f"{chosen.name} against {other.name}:"
     said = f"{times(per_call, clock)} per call {interval(per_call)}"
     if per_call.kind == INCONCLUSIVE:
-        return (f"{lead} {say(per_call)}, {said} after {runs(per_call.runs)}; "
+        return (f"{lead} {say(per_call)}, {said} after {counted(per_call.runs, 'run')}; "
                 f"{undecided_reason(per_call, None)}").replace("  ", " ")
-    return f"{lead} {said}, {runs(per_call.runs)}".replace("  ", " ")
+    return f"{lead} {said}, {counted(per_call.runs, 'run')}".replace("  ", " ")
 
 
 def first_sentence(text: str) -> str:
@@ -258,7 +257,7 @@ def comparison_summary(c: Comparison) -> str:
     """``<Comparison g: nested 2.9× faster first call (…), 3 runs>``: the one-line repr."""
     taken = max((len(v.samples.get(FIRST_CALL, [])) for v in c.variants.values()), default=0)
     first, cpu = c.difference(FIRST_CALL), c.clock_of(FIRST_CALL) == CPU
-    read = _runs_read(c, first) if c.nested.samples.get(FIRST_CALL) else runs(taken)
+    read = _runs_read(c, first) if c.nested.samples.get(FIRST_CALL) else counted(taken, "run")
     if not c.nested.helpers:
         said = "nothing nested"
     elif math.isnan(first.ratio):
@@ -285,12 +284,6 @@ def _orderings_verdict(v: Verdict) -> str:
                           v.clock)
 
 
-def _orderings_line(v: Verdict) -> str:
-    _, chosen, other = _ordering_pair(v)
-    return orderings_headline(chosen, other, v.difference, v.clock) or \
-        first_sentence(_orderings_verdict(v))
-
-
 def _target_verdict(v: Verdict) -> str | None:
     """A ``--target`` comparison's verdict, on the compile for the target (None: not one)."""
     t = target_of(v.subject.env)
@@ -306,5 +299,7 @@ def register_headlines() -> None:
              or first_sentence(comparison_text(v.subject, v.difference)))
     register("summary", Comparison, comparison_summary)
     register("verdict", Orderings, _orderings_verdict)
-    register("verdict line", Orderings, _orderings_line)
+    register("verdict line", Orderings,
+             lambda v: orderings_headline(*_ordering_pair(v)[1:], v.difference, v.clock)
+             or first_sentence(_orderings_verdict(v)))
     register("headline", Sweep, lambda s: sweep_headline(s.name, s.values, s.points))

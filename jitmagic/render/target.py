@@ -51,7 +51,6 @@ from .format import fmt_spread
 from .verdicts import OUTCOME
 from .verdicts import interval_ends
 from .verdicts import judged
-from .verdicts import runs
 from .verdicts import undecided_reason
 from .verdicts import waited
 
@@ -70,7 +69,8 @@ def headline(c: Comparison, t: TargetCompile) -> str:
     d, clock = c.verdict.difference, c.verdict.clock  # the record's: the one rule's
     said = judged(f"{what} with nesting", d, clock)
     if d.kind == INCONCLUSIVE:
-        said += f" after {runs(d.runs)}; {undecided_reason(d, c.repeats_ended, c.stopped)}"
+        said += (f" after {counted(d.runs, 'run')}; "
+                 f"{undecided_reason(d, c.repeats_ended, c.stopped)}")
     share = waited_share([flat, nested])
     if clock == CPU and share is not None:  # as every comparison says a busy machine
         said += f"; CPU time decides: the machine was busy, its threads {waited(share)}"

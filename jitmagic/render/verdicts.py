@@ -138,11 +138,6 @@ def with_interval(d: Difference, clock: Clock = WALL) -> str:
     return f"{times(d, clock)} {interval(d)}".rstrip()
 
 
-def runs(n: int) -> str:
-    """``1 run`` / ``3 runs``."""
-    return counted(n, "run")
-
-
 def undecided_reason(d: Difference, ended: str | None, stopped: str | None = None) -> str:
     """Why an inconclusive gap was left undecided (``repeats_ended``, or a stop)."""
     if stopped:
@@ -166,7 +161,7 @@ def undecided_reason(d: Difference, ended: str | None, stopped: str | None = Non
 def inconclusive_part(d: Difference, ended: str | None, clock: Clock = WALL,
                       stopped: str | None = None) -> str:
     """``1.9× faster (0.9×–3.9×) after 3 runs; the time budget ran out``."""
-    return (f"{with_interval(d, clock)} after {runs(d.runs)}; "
+    return (f"{with_interval(d, clock)} after {counted(d.runs, 'run')}; "
             f"{undecided_reason(d, ended, stopped)}")
 
 

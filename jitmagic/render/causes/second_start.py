@@ -111,20 +111,12 @@ def sentences(s: SecondStart) -> list[str]:
     if len(s.rows) > 1:
         out.append(nesting(s))
     out += user_settings(s)
-    out += clock_note(s)
-    return out
-
-
-def clock_note(s: SecondStart) -> list[str]:
-    """Which rows are on the process's CPU time; the others are wall time."""
-    busy = [r.name for r in s.rows.values() if r.read and r.clock() == CPU]
-    if not busy:
-        return []
+    busy = [r.name for r in s.rows.values() if r.read and r.clock() == CPU]  # the rest: wall
     quiet = [r.name for r in s.rows.values() if r.read and r.clock() != CPU]
     rest = f"; {' and '.join(quiet)} on wall time" if quiet else ""
-    return [f"the machine was busy: {' and '.join(busy)} compared and shown on the process's "
-            f"CPU time, seconds and ratio alike{rest} (what remains warm, and its share, "
-            "are JAX's events: wall time)"]
+    return out + [f"the machine was busy: {' and '.join(busy)} compared and shown on the "
+                  f"process's CPU time, seconds and ratio alike{rest} (what remains warm, and "
+                  "its share, are JAX's events: wall time)"] * bool(busy)
 
 
 def saving(r: CacheRow) -> str:

@@ -57,7 +57,8 @@ from .words import shown
 def answer(ledger: Ledger) -> str:
     """The ledger in a sentence or two: what compiled again first, then all compile seconds."""
     where = f"{ledger.source}'s {fmt_s(ledger.wall_s)}"
-    others = _others(ledger)
+    n = len(ledger.other_threads)  # what threads running before the run compiled meanwhile
+    others = f" (and {counted(n, 'compile')} on threads that ran before it, below)" if n else ""
     if ledger.count == 0:
         return (f"No compiles in {ledger.source} ({fmt_s(ledger.wall_s)}): nothing was "
                 "traced or compiled (its jitted functions were compiled before, or it "
@@ -91,12 +92,6 @@ def _again_said(ledger: Ledger) -> str:
     if eager:
         said += f"; eager ops (jnp calls outside any jit) {counted(eager, 'time')}"
     return said
-
-
-def _others(ledger: Ledger) -> str:
-    """What threads running before the run compiled meanwhile, said where they did."""
-    n = len(ledger.other_threads)
-    return f" (and {counted(n, 'compile')} on threads that ran before it, below)" if n else ""
 
 
 def _again_seconds(row: FunctionRow) -> float:
