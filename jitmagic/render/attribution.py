@@ -69,10 +69,8 @@ def advice_lines(adv: Advice) -> list[str]:
     if not adv.ranked:
         lines.append("  no helper is called twice or more: nothing to advise")
     ranked, left = first(adv.ranked)
-    for i, c in enumerate(ranked, 1):
-        lines.append(f"  {i}. {candidate_words(c, cold, adv.clock)}")
-    if left:
-        lines.append(f"  {more(left, 'helpers', len(adv.ranked))}")
+    lines += [f"  {i}. {candidate_words(c, cold, adv.clock)}" for i, c in enumerate(ranked, 1)]
+    lines += [f"  {more(left, 'helpers', len(adv.ranked))}"] if left else []
     lines += conclusion(adv)
     if adv.noise_s is not None and adv.noise_s > NOISY * cold:
         lines.append(f"  noisy: at this spread and number of runs a saving had to reach about "

@@ -8,12 +8,14 @@ import os
 import re
 import shlex
 import textwrap
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 from typing import TypeVar
 
 from ..model.comparison import Comparison
@@ -332,6 +334,21 @@ def answer_first(answer: Sequence[Block], rest: Sequence[Block], what: str,
         return both(answer)
     text = as_text([*answer, *rest] if verbose else [*answer, Para([f"(-v shows {what})"])])
     return text, Html(f"{as_html(answer)}\n{fold(what, as_html(rest), verbose)}")
+
+
+#: A part's section: (comparison, plot, verbose) -> (text, HTML), None where not measured.
+Section = Callable[..., tuple[str, Html] | None]
+
+
+def part_section(name: str, answer: Callable[[Any, Comparison], Sequence[Block]],
+                 rest: Callable[[Any, Comparison, bool], Sequence[Block]], what: str) -> Section:
+    """The section of the part ``name``: its record's :func:`answer_first` (``rest``: with
+    its chart where ``plot``), None where the comparison did not measure it."""
+    def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, Html] | None:
+        record = c.part(name)
+        return None if record is None else answer_first(answer(record, c),
+                                                         rest(record, c, plot), what, verbose)
+    return section
 
 
 def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:

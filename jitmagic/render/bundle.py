@@ -57,6 +57,7 @@ from .causes.said import section as why_section
 from .comparison import html_summary
 from .comparison import notes
 from .comparison import outputs_said
+from .comparison import processes
 from .comparison import stage_ratio
 from .comparison import text_table
 from .diff import html as diff_html
@@ -64,6 +65,7 @@ from .diff import text as diff_text
 from .drawing import load_charts
 from .format import PHASE_LABELS
 from .headlines import comparison_headline
+from .headlines import helpers_named
 from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .sweep import sweep_html
@@ -126,17 +128,11 @@ def _joined(shown: Sequence[tuple[str, str]]) -> dict[str, str]:
             "text/html": "\n".join(h for _, h in shown)}
 
 
-#: Each part's section by its name in :data:`jitmagic.model.parts.PARTS`: (comparison, plot,
-#: verbose) -> (text, HTML), or None where it has nothing to show.
+#: Each part's section by its name in :data:`jitmagic.model.parts.PARTS`, its module's: (comparison,
+#: plot, verbose) -> (text, HTML), or None where it has nothing to show.
 SECTIONS: dict[str, Callable[[Comparison, bool, bool], tuple[str, str] | None]] = {
-    "orderings": orderings.section,
-    "attribution": attribution.section,
-    "constant_arguments": constant_arguments.section,
-    "second_start": second_start.section,
-    "xla_passes": xla_passes.section,
-    "effort": effort.section,
-    "lines": lines.section,
-}
+    m.__name__.rpartition(".")[2]: m.section for m in (
+        orderings, attribution, constant_arguments, second_start, xla_passes, effort, lines)}
 
 
 def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
@@ -169,23 +165,14 @@ def sections(c: Comparison, plot: bool = True, why: bool = True,
     if causes:
         yield causes
     for part in sorted(table.PARTS, key=lambda p: p.shown):
-        show = SECTIONS.get(part.name)
-        shown = show(c, plot, verbose) if show is not None else None
-        if shown is not None:
+        if part.name in SECTIONS and (shown := SECTIONS[part.name](c, plot, verbose)):
             yield shown
-        if (spent := budget_spent(c, part)) is not None:
-            yield both(spent)
-
-
-def budget_spent(c: Comparison, part: table.Part) -> list[Block] | None:
-    """Which part ``--budget`` stopped and after how many rounds; None elsewhere."""
-    record = c.part(part.name)
-    if getattr(record, "rounds_ended", None) != BUDGET:
-        return None
-    budget = f", {fmt_s(c.budget_s)}" if not math.isnan(c.budget_s) else ""
-    return [Para([f"The time budget (--budget{budget}) ran out: the {part.label} part "
-                  f"stopped after {counted(record.rounds, 'round')} (a larger --budget, in "
-                  "seconds, lets it take more)"], "note")]
+        record = c.part(part.name)  # where --budget stopped it: after how many rounds
+        if getattr(record, "rounds_ended", None) == BUDGET:
+            budget = f", {fmt_s(c.budget_s)}" if not math.isnan(c.budget_s) else ""
+            yield both([Para([f"The time budget (--budget{budget}) ran out: the {part.label} "
+                              f"part stopped after {counted(record.rounds, 'round')} (a larger "
+                              "--budget, in seconds, lets it take more)"], "note")])
 
 
 def asked_why(c: Comparison) -> bool:
@@ -277,7 +264,7 @@ def verdict_line(c: Comparison) -> str:
     first, clock = c.verdict.difference, c.clock_of(FIRST_CALL)
     if not comparison_headline(c, first):  # failed, nothing nested, stopped, not measured
         return c.verdict.headline
-    helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
+    helpers = helpers_named(c)
     flat, nested = (median(on(c.judged(v).samples, FIRST_CALL, clock)) for v in VARIANTS)
     runs = [len(c.judged(v).samples.get(FIRST_CALL, ())) for v in VARIANTS]  # cold ones
     each = f"{counted(runs[0], 'run')} each" if runs[0] == runs[1] else \
@@ -287,12 +274,9 @@ def verdict_line(c: Comparison) -> str:
         return (f"nested jit on {helpers}, first call: {say(first, clock)} "
                 f"({times(first, clock)} seen, {interval(first, numbers)[1:]}; "
                 f"{undecided_reason(first, c.repeats_ended, c.stopped)}")
-    if first.kind == SAME:
-        return f"nested jit on {helpers} makes {say(first, clock)} to the first call " \
-            f"{interval(first, numbers)}"
-    take = " take" * (clock == CPU)
-    return f"nested jit on {helpers} makes the first call{take} {say(first, clock)} " \
-        f"{interval(first, numbers)}"
+    said = f"{say(first, clock)} to the first call" if first.kind == SAME else \
+        f"the first call{' take' * (clock == CPU)} {say(first, clock)}"
+    return f"nested jit on {helpers} makes {said} {interval(first, numbers)}"
 
 
 def _stage_row(c: Comparison, phase: str) -> list[str]:
@@ -307,8 +291,7 @@ def _stage_row(c: Comparison, phase: str) -> list[str]:
 
 def why_line(c: Comparison) -> str:
     """The biggest measured cause and what to do about it ("" where none was measured)."""
-    savings = [x for x in c.why if x.kind == SAVING]
-    if savings:
+    if savings := [x for x in c.why if x.kind == SAVING]:
         return f"why: {_saving(c, savings[0])}"
     stages = [x for x in c.why if x.kind == STAGE]
     if not stages:
@@ -323,7 +306,7 @@ def _saving(c: Comparison, x: Cause) -> str:
     if x.maker != "nesting":
         return f"{x.name} saves {fmt_s(x.seconds)}{'; what to do: ' + x.fix if x.fix else ''}"
     calls = sum(c.nested.helper_calls.values())
-    helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
+    helpers = helpers_named(c)
     eqns = (f" ({c.flat.jaxpr_eqns:,} jaxpr equations against {c.nested.jaxpr_eqns:,})"
             if c.flat.jaxpr_eqns is not None and c.nested.jaxpr_eqns is not None else "")
     inlined = f"flat inlines {helpers} at {counted(calls, 'call')}{eqns}; " if calls else ""
@@ -333,8 +316,7 @@ def _saving(c: Comparison, x: Cause) -> str:
 def found_line(c: Comparison) -> str:
     """What else the report found, in one line."""
     parts = [f"PARTIAL: {c.stopped}"] if c.stopped else []
-    if (n := c.env.get("process_count")) and isinstance(n, int) and n > 1:
-        parts.append(f"the slowest of {n} processes")
+    parts += [processes(c).removeprefix(", ")] if processes(c) else []
     if c.clock_of(FIRST_CALL) == CPU:
         wall = c.difference(FIRST_CALL, WALL)
         parts.append(f"busy machine: CPU time judged (wall time: {say(wall)})")

@@ -18,13 +18,13 @@ from ..model.stats.cold import WARM_SHARE
 from ..model.stats.cold import reference
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
-from ..model.stats.rule import median
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.verdicts import Verdict
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
+from ..model.stats.witness import is_busy
 from ..model.stats.witness import on
 from . import diff as _diff
 from .blocks import MAX_ITEMS
@@ -49,13 +49,12 @@ from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
 from .format import REST_ROW
 from .format import fmt_count
-from .format import fmt_spread
+from .format import median_cell
 from .format import medians_of
 from .format import unmarked_clock
 from .headlines import not_run
 from .notes.helpers import listed
 from .verdicts import OUTCOME
-from .verdicts import busy_line
 from .verdicts import interval_ends
 from .verdicts import stated
 from .verdicts import waited
@@ -101,10 +100,6 @@ def stage_ratio(c: Comparison, phase: str) -> str:
     return said
 
 
-def _median_cell(xs: list[float]) -> Cell:
-    return Cell(fmt_s(median(xs)), fmt_spread(xs))
-
-
 def verdict(c: Comparison) -> str:
     """One sentence on what nesting changed: the first call, then the stages."""
     return c.verdict.text
@@ -120,21 +115,16 @@ def details(v: Verdict) -> list[str]:
     return [] if v.text == v.headline else [v.text]
 
 
-def _rest_rows(c: Comparison) -> list[list[str | Cell]]:
-    """The rest-of-first-call row, where measured; no ratio (a difference of medians)."""
-    if not any(c.variants[v].stages_from == FROM_EVENTS for v in VARIANTS):
-        return []
-    rest = [fmt_s(j.first_call_parts()["rest_s"]) if j.stages_from == FROM_EVENTS else "—"
-            for j in map(c.judged, VARIANTS)]
-    return [[REST_ROW, *rest, ""]]
-
-
 def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
     """One row per phase, the rest of the first call, and each structure count."""
     rows: list[list[str | Cell]] = [
-        [PHASE_LABELS[p], *(_median_cell(c.judged(v).samples.get(p, [])) for v in VARIANTS),
+        [PHASE_LABELS[p], *(median_cell(c.judged(v).samples.get(p, [])) for v in VARIANTS),
          _ratio_cell(c, p)] for p in PHASES]
-    rows[PHASES.index("first_call_s"):PHASES.index("first_call_s")] = _rest_rows(c)
+    if any(c.variants[v].stages_from == FROM_EVENTS for v in VARIANTS):  # the rest, measured
+        rest = [fmt_s(j.first_call_parts()["rest_s"]) if j.stages_from == FROM_EVENTS else "—"
+                for j in map(c.judged, VARIANTS)]  # no ratio: a difference of medians
+        at = PHASES.index("first_call_s")
+        rows[at:at] = [[REST_ROW, *rest, ""]]
     rows += _cpu_rows(c)
     rows += [[Cell((Code("call"), label[4:]) if label.startswith("call ") else label),
               fmt_count(getattr(c.flat, key)), fmt_count(getattr(c.nested, key)), ""]
@@ -146,7 +136,7 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
 def _cpu_rows(c: Comparison) -> list[list[str | Cell]]:
     """The process's CPU time of each phase (all threads), judged by the same rule."""
     return [[f"{PHASE_LABELS[p]}, CPU time",
-             *(_median_cell(on(c.judged(v).samples, p, CPU)) for v in VARIANTS),
+             *(median_cell(on(c.judged(v).samples, p, CPU)) for v in VARIANTS),
              _ratio_cell(c, p, CPU)]
             for p in _cpu_phases(c)]
 
@@ -194,13 +184,16 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     """The comparison as blocks, built once for the text table and the HTML summary."""
     whole = "" if math.isnan(c.whole_s) else \
         f"; {fmt_s(c.whole_s)} in all, with the parts after it"  # parts ran after it
-    cold = "" if c.waited_share is None else f"; the cold runs {waited(c.waited_share)}"
-    busy = busy_line(c.waited_share)  # said under the verdict, as are the runs not cold
+    share = c.waited_share  # how long the cold runs waited for a CPU: under the verdict if busy
+    cold = "" if share is None else f"; the cold runs {waited(share)}"
+    busy = [Para([f"The machine was busy: these runs {waited(share)}, so the process's CPU time "
+                  "decided (wall time is shown beside it)."], "warning")] \
+        if share is not None and is_busy(share) else []
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
-                                 f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)}; "
+                                 f" ({medians_of(_repeats(c), 'cold run')}{processes(c)}; "
                                  f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
                         headline(c.verdict),
-                        *([Para([busy[0].upper() + busy[1:] + "."], "warning")] if busy else []),
+                        *busy,
                         *not_cold({name: (c.variants[name].samples, runs)
                                    for name, runs in c.warm_runs.items()},
                                   "the verdict, the table, the chart and the causes leave "
@@ -274,7 +267,7 @@ def html_summary(c: Comparison, png: bytes | None = None) -> Html:
     return as_html(blocks(c, png))
 
 
-def _processes(c: Comparison) -> str:
+def processes(c: Comparison) -> str:
     """``, the slowest of 4 processes`` under ``jax.distributed`` (docs/distributed.md)."""
     n = c.env.get("process_count")
     return f", the slowest of {n} processes" if isinstance(n, int) and n > 1 else ""
@@ -289,8 +282,7 @@ def _repeats(c: Comparison) -> dict[str, int]:
 def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) -> str:
     """Whether the measured functions (of ``record``) returned the same values; never hidden."""
     match, diff, kind = record.outputs_match, record.max_abs_diff, record.outputs_kind
-    leaf = record.outputs_leaf
-    at = f" at `{leaf}`" if leaf else ""
+    at = f" at `{record.outputs_leaf}`" if record.outputs_leaf else ""
     largest = "" if diff is None or math.isnan(diff) else f"largest difference {diff:.3g}"
     if kind == "uncompared":
         return f"outputs: not compared (jitmagic could not compare the values of {between}: " \

@@ -66,8 +66,9 @@ def comparison_text(c: Compared, first: Difference) -> str:
         return _nothing_nested(c)
     if math.isnan(first.ratio):
         return "The first call was not measured: cannot compare cold starts."
-    helpers, clock = _helpers(c), c.clock_of(FIRST_CALL)
-    numbers = _first_calls(c, clock)
+    helpers, clock = helpers_named(c), c.clock_of(FIRST_CALL)
+    flat, nested = (median(on(c.judged(name).samples, FIRST_CALL, clock)) for name in VARIANTS)
+    numbers = f"{fmt_s(flat)} flat, {fmt_s(nested)} nested{' CPU time' * (clock == CPU)}"
     stages = by_stage(c)
     other = other_clock(c, first)
     if first.kind == INCONCLUSIVE:
@@ -76,13 +77,9 @@ def comparison_text(c: Compared, first: Difference) -> str:
                 f"{undecided_reason(first, c.repeats_ended, c.stopped)}{_more_costs(c)}"
                 f"{'; ' + other if other else ''}")
         return f"{lead}.{' ' + stages[0].upper() + stages[1:] + '.' if stages else ''}"
-    take = " take" if clock == CPU else ""
-    if first.significant:
-        lead = (f"Nested jit on {helpers} makes the first call{take} {times(first, clock)} "
-                f"{_numbers(first, numbers, _runs_read(c, first))}")
-    else:
-        lead = (f"Nested jit on {helpers}: {times(first, clock)} in the first call "
-                f"{_numbers(first, numbers, _runs_read(c, first))}")
+    said = (f" makes the first call{' take' * (clock == CPU)} {times(first, clock)}"
+            if first.significant else f": {times(first, clock)} in the first call")
+    lead = f"Nested jit on {helpers}{said} {_numbers(first, numbers, _runs_read(c, first))}"
     return f"{lead}{'; ' + other if other else ''}{'; ' + stages if stages else ''}."
 
 
@@ -93,8 +90,7 @@ def _nothing_nested(c: Compared) -> str:
                 "nothing to nest.")
     n = len(c.nested.inline)
     found = f"{n} helpers of yours were" if n > 1 else "A helper of yours was"
-    changed = program_change(c)
-    if changed:
+    if changed := program_change(c):
         return (f"{found} found but no jit call of {'them' if n > 1 else 'it'} was "
                 f"recognised in the nested program (see the notes), though nesting "
                 f"changed that program: {changed}.")
@@ -115,18 +111,10 @@ def _more_costs(c: Compared) -> str:
 
 def program_change(c: Compared) -> str:
     """How the nested program's structure differs from the flat one's ("" where not)."""
-    parts = []
-    for field, word in (("jaxpr_eqns", "jaxpr equation"), ("nested_calls", "jit call")):
-        flat, nested = getattr(c.flat, field, None), getattr(c.nested, field, None)
-        if flat is not None and nested is not None and flat != nested:
-            parts.append(f"{counted(nested, word)} against {flat}")
-    return ", ".join(parts)
-
-
-def _first_calls(c: Compared, clock: Clock) -> str:
-    """``2.4 s flat, 450 ms nested`` (the medians read), in CPU time where that decided."""
-    flat, nested = (median(on(c.judged(name).samples, FIRST_CALL, clock)) for name in VARIANTS)
-    return f"{fmt_s(flat)} flat, {fmt_s(nested)} nested{' CPU time' * (clock == CPU)}"
+    pairs = ((getattr(c.flat, field, None), getattr(c.nested, field, None), word)
+             for field, word in (("jaxpr_eqns", "jaxpr equation"), ("nested_calls", "jit call")))
+    return ", ".join(f"{counted(nested, word)} against {flat}" for flat, nested, word in pairs
+                     if flat is not None and nested is not None and flat != nested)
 
 
 def comparison_headline(c: Compared, first: Difference) -> str:
@@ -134,7 +122,7 @@ def comparison_headline(c: Compared, first: Difference) -> str:
     if not (c.flat.ok and c.nested.ok) or not_run(c) or not c.nested.helpers \
             or math.isnan(first.ratio):
         return ""
-    lead, clock = f"Nested jit on {_helpers(c)}:", c.clock_of(FIRST_CALL)
+    lead, clock = f"Nested jit on {helpers_named(c)}:", c.clock_of(FIRST_CALL)
     other = other_clock(c, first)
     if first.kind == INCONCLUSIVE:
         said = (f"{say(first)}, first call "
@@ -174,7 +162,7 @@ def _runs_read(c: Compared, first: Difference) -> str:
     return counted(first.runs, "run") if flat == nested else f"{flat} flat and {nested} nested runs"
 
 
-def _helpers(c: Compared) -> str:
+def helpers_named(c: Compared) -> str:
     return ", ".join(f"`{h}`" for h in c.nested.helpers)
 
 
@@ -223,15 +211,11 @@ def orderings_text(chosen: OrderingRow, other: OrderingRow, per_call: Difference
         speed = (f"{chosen.name} against {other.name}: {say(per_call)}, {times(per_call, clock)} "
                  f"per call ({bounds + '; ' if bounds else ''}{numbers}) after "
                  f"{counted(per_call.runs, 'run')}; {undecided_reason(per_call, None)}")
-    if same_program is None:
-        program = "their XLA programs were not compared"
-    elif not same_program:
-        program = "they compile to different XLA programs"
-    elif per_call.significant:
-        program = ("both compile to the same program; the difference is Python dispatch "
-                   "(vmap(jit(f)) batches in Python on every call)")
-    else:
-        program = "both compile to the same program"
+    program = {None: "their XLA programs were not compared",
+               False: "they compile to different XLA programs"}.get(
+        same_program, "both compile to the same program" + (
+            "; the difference is Python dispatch (vmap(jit(f)) batches in Python on every call)"
+            if per_call.significant else ""))
     return f"{speed}; {program}."
 
 

@@ -53,16 +53,10 @@ def register_progress() -> None:
     for kind, said in ends:  # a child process's end, as its str()
         register("text", kind, lambda e, said=said: f"the child process {said(e)}"
                  + (f" (while {e.stage})" if e.stage else ""))
-    register("text", Crashed, crashed)
+    register("text", Crashed, lambda e: f"the child process was killed by {e.signal_name}"
+             + (f" during {e.stage}" if e.stage else "") + (f": {e.fatal}" if e.fatal else ""))
     register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
     register("text", TopologyRefused, refused)
-
-
-def crashed(end: Crashed) -> str:
-    """``the child process was killed by SIGSEGV during XLA compile: Check failed: …``."""
-    during = f" during {end.stage}" if end.stage else ""
-    said = f": {end.fatal}" if end.fatal else ""
-    return f"the child process was killed by {end.signal_name}{during}{said}"
 
 
 #: The signals native code ends a process by as it crashes (the rest come from outside).

@@ -24,7 +24,6 @@ from ...model.causes.effort import Effort
 from ...model.causes.effort import EffortRow
 from ...model.causes.effort import Outcome
 from ...model.causes.effort import measured_rows
-from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
@@ -45,9 +44,9 @@ from ..blocks import Image
 from ..blocks import Para
 from ..blocks import Pre
 from ..blocks import Table
-from ..blocks import answer_first
 from ..blocks import as_html
 from ..blocks import as_text
+from ..blocks import part_section
 from ..drawing import bars_png
 from ..format import verdict_ratio
 from ..verdicts import clock_name
@@ -76,7 +75,9 @@ def answer(e: Effort) -> list[Block]:
 def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
     """The effort section in full, as blocks for text and HTML (``png``: the chart)."""
     out: list[Block] = [Heading((TITLE,)), Para([intro(e)]), *comparison.partial(e.stopped),
-                        *_not_cold(e)]
+                        *comparison.not_cold({name: (e.series[name], runs)  # not cold rows
+                                              for name, runs in e.warm_runs.items()},
+                                             "the ratios below count {them}")]
     if e.default_error:
         return [*out, Pre(e.default_error, "error")]
     table = [default_cells(e), *(row_cells(e, r) for r in e.rows.values())]
@@ -84,19 +85,16 @@ def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
             Table(COLUMNS, table, css="jitcompare-effort"),
             Para([sentence(e, r) for r in e.rows.values()])]
     out += [Para([said], "note") for said in run_time(e, list(e.rows.values()))]
-    out += [Para([said], "note") for said in [acts_on(e)] if said]
-    out += [Para([helpers_said(r)], "note") for r in e.rows.values() if r.kept or r.refused]
+    acts = [f"`{r.name}`: {r.setting.acts_on}" for r in e.rows.values() if r.setting.acts_on]
+    out += [Para([f"what each setting acts on: {'; '.join(acts)}"], "note")] if acts else []
+    out += [Para([f"{r.name}: " + "; ".join(  # out of line: the helpers kept, those inline
+        [f"`{n}` kept out of line (traced {counted(c, 'time')})" for n, c in r.kept.items()]
+        + [f"`{n}` stays inline: {why}" for n, why in r.refused.items()])], "note")
+        for r in e.rows.values() if r.kept or r.refused]
     out += [Para([note], "note") for note in e.left_out]
     out += [Para([("warning: ", w)], "warning") for w in e.warnings]
     out += [Pre(r.error, "error") for r in e.rows.values() if r.error]
     return out
-
-
-def _not_cold(e: Effort) -> list[Block]:
-    """Which rows' runs were not cold: they compiled in the comparison's process."""
-    return comparison.not_cold({name: (e.series[name], runs)
-                                for name, runs in e.warm_runs.items()},
-                               "the ratios below count {them}")
 
 
 def text(e: Effort) -> str:
@@ -185,31 +183,12 @@ def no_effect(e: Effort, r: EffortRow, o: Outcome) -> str:
             f"XLA's compile {figures}, {clock_name(o.clock)}")
 
 
-def acts_on(e: Effort) -> str | None:
-    """What each setting tried acts on, from the record (None where no row says)."""
-    said = [f"`{r.name}`: {r.setting.acts_on}" for r in e.rows.values() if r.setting.acts_on]
-    return f"what each setting acts on: {'; '.join(said)}" if said else None
-
-
-def helpers_said(r: EffortRow) -> str:
-    """Out of line: the helpers kept out of line, how often traced, and why others stay inline."""
-    kept = [f"`{n}` kept out of line (traced {counted(c, 'time')})"
-            for n, c in r.kept.items()]
-    refused = [f"`{n}` stays inline: {why}" for n, why in r.refused.items()]
-    return f"{r.name}: " + "; ".join(kept + refused)
-
-
 #: What the section folds (in HTML) or shows only with ``-v`` (in text).
 FOLDED = "every setting's figures, chart and sentence"
 
 
-def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """XLA's effort, where ``--effort`` measured it: the settings worth using first."""
-    record = c.part("effort")
-    if record is None:
-        return None
-    rest = [] if record.default_error else blocks(record, bars_png(record, plot))[1:]
-    return answer_first(answer(record), rest, FOLDED, verbose)
+section = part_section("effort", lambda e, _: answer(e), lambda e, _, plot: [] if e.default_error
+                       else blocks(e, bars_png(e, plot))[1:], FOLDED)
 
 
 def clock_reason(e: Effort) -> str:
@@ -319,12 +298,6 @@ def fix(e: Effort, r: EffortRow) -> str:
     return f"keep {names} out of line: {write(e, r)}"
 
 
-def _more_if_decided(e: Effort, r: EffortRow, best: Outcome) -> bool:
-    """Whether ``r`` saves more compile than ``best`` with a call's cost undecided."""
-    o = e.outcome(r)
-    return o.verdict(r) == UNDECIDED and o.compile.kind == FASTER and o.saved_s > best.saved_s
-
-
 def verdict_words(e: Effort, r: EffortRow) -> str:
     """What one row came to in a few words; never "inconclusive" for what was decided."""
     o = e.outcome(r)
@@ -372,7 +345,9 @@ def cause_words(x: Cause) -> tuple[str, str]:
     r = next(r for r in e.recommended() if r in rows)
     o = e.outcome(r)
     worth = "" if o.break_even is None else f": {pays(o)}"
-    open_ = [f"`{y.name}`: {verdict_words(e, y)}" for y in rows if _more_if_decided(e, y, o)]
+    open_ = [f"`{y.name}`: {verdict_words(e, y)}" for y in rows  # more compile saved, undecided
+             if (p := e.outcome(y)).verdict(y) == UNDECIDED and p.compile.kind == FASTER
+             and p.saved_s > o.saved_s]
     said = [f"{at(r)} {compile_words(o)} and {compile_words(o, call=True)}{worth}", *open_,
             *run_time(e, list(rows))]
     return "; ".join(said), fix(e, r)

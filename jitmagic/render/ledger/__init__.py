@@ -163,8 +163,7 @@ def _not_kept(ledger: Ledger) -> Iterable[str]:
                "the run, after so many misses (JAX compares each miss with every earlier "
                "one, so explaining grows slower as misses add up): later recompiles are "
                "counted, their reasons not known")
-    others = ledger.other_threads
-    if others:
+    if others := ledger.other_threads:
         yield ""
         yield (f"Other threads compiled {counted(len(others), 'time')} meanwhile "
                f"({fmt_s(sum(c.seconds for c in others))}), not counted above:")
@@ -200,7 +199,8 @@ def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
     body = [(clip(shown(r.function, r.call_text) if r.eager else r.function),
              clip_place(defined_place(r.defined_at, ledger, r.eager)),
              str(r.compiles), str(r.again),
-             *(_stage(r, s) for s in ("trace_s", "lower_s", "compile_s")),
+             *("—" if r.omitted or s not in r.stage_seconds else fmt_s(r.stage_seconds[s])
+               for s in ("trace_s", "lower_s", "compile_s")),  # "—": some only counted
              fmt_s(r.seconds)) for r in rows[:MAX_ROWS]]
     yield from aligned((head, *body), left=2)
     if len(rows) > MAX_ROWS:
@@ -208,12 +208,6 @@ def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
         yield (f"… and {counted(len(rest), 'more function')}: "
                f"{counted(sum(r.compiles for r in rest), 'compile')}, "
                f"{fmt_s(sum(r.seconds for r in rest))}")
-
-
-def _stage(row: FunctionRow, stage: str) -> str:
-    """A row's seconds in one stage; "—" where some compiles were only counted."""
-    return "—" if row.omitted or stage not in row.stage_seconds else \
-        fmt_s(row.stage_seconds[stage])
 
 
 def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
@@ -228,8 +222,7 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
             code = f"  {clip(said, 100)}" if said else ""
             yield f"      at {clip(place(site, ledger) or site, 100)}{code}" + \
                   (f" ({n}×)" if n > 1 else "")
-        said = advice(reason)
-        if said:
+        if said := advice(reason):
             yield f"      {said}"
         if reason.kind == OTHER and reason.text:
             yield f"      JAX: {clip(' '.join(reason.text.split()), 300)}"
@@ -237,9 +230,7 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
             yield f"      {clip(' '.join(explained(reason).split()), 300)}"
     if len(again) > MAX_REASONS:
         yield f"  … and {len(again) - MAX_REASONS} more reasons"
-    bridge = jitcompare_line(row, ledger.source_file) if ledger.source in MAGIC_SOURCES \
-        else None
-    if bridge:
+    if ledger.source in MAGIC_SOURCES and (bridge := jitcompare_line(row, ledger.source_file)):
         yield f"  is one compile of it slow? {printable(bridge)} measures it flat against nested"
 
 
@@ -262,8 +253,7 @@ def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
         yield f"      at {where}{code}"
     if len(eager) > MAX_ROWS:
         yield f"  … and {len(eager) - MAX_ROWS} more lines"
-    anew = [x for x in eager if x.made_anew]
-    if anew:
+    if anew := [x for x in eager if x.made_anew]:
         arg = f"`{clip(anew[0].made_anew[0])}`" if len(anew) == 1 and \
             len(anew[0].made_anew) == 1 else "each function made anew"
         yield f"  fix{', where made anew' if len(anew) < len(eager) else ''}: " \
@@ -307,14 +297,9 @@ def html_document(ledger: Ledger, plot: bool = True, note: str | None = None) ->
                 f"<h1>jitwatch: every compile of {html.escape(source)}, and why</h1>\n{body}")
 
 
-def summary(ledger: Ledger) -> str:
-    """A ledger's ``repr``: ``<Ledger: 5 compiles, 2 again>``."""
-    return f"<Ledger: {ledger.count} compiles, {ledger.again} again>"
-
-
 def register_ledger() -> None:
     """Word the ledger's records' ``repr``."""
-    register("summary", Ledger, summary)
+    register("summary", Ledger, lambda x: f"<Ledger: {x.count} compiles, {x.again} again>")
     register("summary", LedgerDiff,
              lambda d: f"<LedgerDiff: {d.old.again} → {d.new.again} compiles again>")
 
@@ -330,8 +315,7 @@ def gate_lines(ledger: Ledger) -> Iterable[str]:
     broken = ledger.over_gate()
     yield ""
     yield gate_sentence(ledger, broken)
-    for sentence in gate_failures(ledger):
-        yield f"  {sentence}"
+    yield from (f"  {_broken_words(b, ledger)}" for b in broken)
 
 
 def gate_sentence(ledger: Ledger, broken: list[Broken]) -> str:

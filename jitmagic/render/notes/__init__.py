@@ -210,7 +210,11 @@ TEMPLATES: dict[str, str | Callable[[Any], str]] = {
         f"changed numpy's {'error handling' if n.call == 'np.seterr' else 'print options'} ("
         + n.call + "(" + ", ".join(f"{k}={v}" for k, v in zip(n.settings, n.values, strict=True))
         + "))"),
-    "decimal_put_back": h.decimal_context,
+    "decimal_put_back": lambda n: h.said(  # "replaced decimal's context (…; prec=6, it was 28)"
+        f"{'replaced' if n.replaced else 'changed'} decimal's context ("
+        + "; ".join(["decimal.setcontext"] * n.replaced + [f"{k}={v}, it was {w}" for k, v, w
+                                                          in zip(n.settings, n.values, n.was,
+                                                                 strict=True)]) + ")"),
     "setting_put_back": h.setting,
     "signals_put_back": lambda n: h.said(f"set the handler of {h.listed(list(n.signals))} "
                                          "(signal.signal)"),

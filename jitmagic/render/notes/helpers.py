@@ -199,13 +199,6 @@ THINGS: dict[str, Callable[[str], str]] = {
 }
 
 
-def decimal_context(n: Note) -> str:
-    """``replaced decimal's context (decimal.setcontext; prec=6, it was 28)``."""
-    parts = ["decimal.setcontext"] * n.replaced + [
-        f"{k}={v}, it was {w}" for k, v, w in zip(n.settings, n.values, n.was, strict=True)]
-    return said(f"{'replaced' if n.replaced else 'changed'} decimal's context ({'; '.join(parts)})")
-
-
 def setting(n: Note) -> str:
     """``set sys.setrecursionlimit(50) (it was 1000)``; a umask in octal."""
     def shown(value: str) -> str:
