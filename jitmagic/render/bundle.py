@@ -7,7 +7,6 @@ import math
 from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Sequence
-from typing import Any
 
 from ..model import parts as table
 from ..model.causes.cause import SAVING
@@ -227,17 +226,13 @@ def html_document(c: Comparison | Sweep, plot: bool = True, note: str | None = N
     data = bundle(c, plot=plot)
     body = (with_note(data, note) if note else data)["text/html"]
     shown, left = first(list(c.env.items()))
-    rows = [(shown_name(str(k)), shown_name(_env_value(v), MAX_CHARS)) for k, v in shown]
+    rows = [(shown_name(str(k)), shown_name(", ".join(map(str, v)) if isinstance(v, list | tuple)
+                                            else "—" if v is None else "(not set)" if v == ""
+                                            else str(v), MAX_CHARS)) for k, v in shown]
     rows += [(more(left, "entries", len(c.env)), "")] if left else []
     env = Table((), rows, css="jitcompare-env")
     return page(f"jitcompare: {shown_name(c.entry)}",
                 f"{body}\n{fold('Where these numbers came from', env.as_html())}")
-
-
-def _env_value(v: Any) -> str:
-    if isinstance(v, list | tuple):
-        return ", ".join(map(str, v))
-    return "—" if v is None else "(not set)" if v == "" else str(v)
 
 
 def forms(c: Comparison | Sweep | Lines) -> dict[str, str]:
