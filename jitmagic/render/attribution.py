@@ -69,10 +69,8 @@ def advice_lines(adv: Advice) -> list[str]:
     if not adv.ranked:
         lines.append("  no helper is called twice or more: nothing to advise")
     ranked, left = first(adv.ranked)
-    for i, c in enumerate(ranked, 1):
-        lines.append(f"  {i}. {candidate_words(c, cold, adv.clock)}")
-    if left:
-        lines.append(f"  {more(left, 'helpers', len(adv.ranked))}")
+    lines += [f"  {i}. {candidate_words(c, cold, adv.clock)}" for i, c in enumerate(ranked, 1)]
+    lines += [f"  {more(left, 'helpers', len(adv.ranked))}"] if left else []
     lines += conclusion(adv)
     if adv.noise_s is not None and adv.noise_s > NOISY * cold:
         lines.append(f"  noisy: at this spread and number of runs a saving had to reach about "
@@ -166,14 +164,9 @@ def _execute_words(c: Candidate) -> str:
         return ""
     if not c.execute_significant:
         return "; execute per call: no measurable change"
-    return f"; execute {_per_call(c.execute_change_s)}"
-
-
-def _per_call(change_s: float) -> str:
-    """A change in execute time in words: ``35.5 µs faster per call`` (no bare sign)."""
-    if change_s == 0:
-        return "unchanged per call"
-    return f"{fmt_s(abs(change_s))} {'slower' if change_s > 0 else 'faster'} per call"
+    change = c.execute_change_s  # in words, never a bare sign
+    return "; execute unchanged per call" if change == 0 else \
+        f"; execute {fmt_s(abs(change))} {'slower' if change > 0 else 'faster'} per call"
 
 
 def _error_line(error: str, width: int = 120) -> str:

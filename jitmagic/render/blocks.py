@@ -8,12 +8,14 @@ import os
 import re
 import shlex
 import textwrap
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 from typing import TypeVar
 
 from ..model.comparison import Comparison
@@ -136,6 +138,15 @@ class Cell:
                                                   if self.detail else ""))
 
 
+def aligned(rows: Sequence[Sequence[str]], left: int | None = None,
+            indent: str = "") -> list[str]:
+    """``rows`` in aligned columns, the first ``left`` (default: all) flush left, the rest right."""
+    widths = [max(len(x) for x in col) for col in zip(*rows, strict=True)]
+    return [indent + "  ".join(x.ljust(w) if left is None or i < left else x.rjust(w)
+                               for i, (x, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+            for row in rows]
+
+
 def _cell(x: str | Cell) -> Cell:
     return x if isinstance(x, Cell) else Cell(x)
 
@@ -150,13 +161,8 @@ class Table:
     indent: str = ""
 
     def text_lines(self) -> list[str]:
-        rows = ([[printable(h) for h in self.header]] if self.header else []) + \
-               [[_cell(x).as_text() for x in r] for r in self.rows]
-        if not rows:
-            return []
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        return [self.indent + "  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip()
-                for r in rows]
+        return aligned(([[printable(h) for h in self.header]] if self.header else [])
+                       + [[_cell(x).as_text() for x in r] for r in self.rows], indent=self.indent)
 
     def as_html(self) -> Html:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
@@ -328,6 +334,21 @@ def answer_first(answer: Sequence[Block], rest: Sequence[Block], what: str,
         return both(answer)
     text = as_text([*answer, *rest] if verbose else [*answer, Para([f"(-v shows {what})"])])
     return text, Html(f"{as_html(answer)}\n{fold(what, as_html(rest), verbose)}")
+
+
+#: A part's section: (comparison, plot, verbose) -> (text, HTML), None where not measured.
+Section = Callable[..., tuple[str, Html] | None]
+
+
+def part_section(name: str, answer: Callable[[Any, Comparison], Sequence[Block]],
+                 rest: Callable[[Any, Comparison, bool], Sequence[Block]], what: str) -> Section:
+    """The section of the part ``name``: its record's :func:`answer_first` (``rest``: with
+    its chart where ``plot``), None where the comparison did not measure it."""
+    def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, Html] | None:
+        record = c.part(name)
+        return None if record is None else answer_first(answer(record, c),
+                                                         rest(record, c, plot), what, verbose)
+    return section
 
 
 def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:

@@ -7,7 +7,6 @@ import math
 from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Sequence
-from typing import Any
 
 from ..model import parts as table
 from ..model.causes.cause import SAVING
@@ -57,6 +56,7 @@ from .causes.said import section as why_section
 from .comparison import html_summary
 from .comparison import notes
 from .comparison import outputs_said
+from .comparison import processes
 from .comparison import stage_ratio
 from .comparison import text_table
 from .diff import html as diff_html
@@ -64,6 +64,7 @@ from .diff import text as diff_text
 from .drawing import load_charts
 from .format import PHASE_LABELS
 from .headlines import comparison_headline
+from .headlines import helpers_named
 from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .sweep import sweep_html
@@ -110,7 +111,8 @@ def _bundle(r: Comparison | Sweep, plot: bool, verbose: bool,
         if r.baseline is not None:
             shown.append((diff_text(r.baseline, verbose), diff_html(r.baseline, verbose)))
         shown += sections(r.last, plot, why=asked_why(r.last), verbose=verbose)
-        said = last_value_line(r)
+        value = shown_name(f"{r.name}={r.values[-1]!r}")
+        said = f"For {value}, the last value measured (the sweep ran what follows on it alone):"
         shown = [(sweep_text(r, verbose), sweep_html(r, png, verbose)),
                  *([(said, f"<h3>{html.escape(said)}</h3>")] if shown else []), *shown]
     elif at_a_glance(r, verbose):
@@ -125,17 +127,11 @@ def _joined(shown: Sequence[tuple[str, str]]) -> dict[str, str]:
             "text/html": "\n".join(h for _, h in shown)}
 
 
-#: Each part's section by its name in :data:`jitmagic.model.parts.PARTS`: (comparison, plot,
-#: verbose) -> (text, HTML), or None where it has nothing to show.
+#: Each part's section by its name in :data:`jitmagic.model.parts.PARTS`, its module's: (comparison,
+#: plot, verbose) -> (text, HTML), or None where it has nothing to show.
 SECTIONS: dict[str, Callable[[Comparison, bool, bool], tuple[str, str] | None]] = {
-    "orderings": orderings.section,
-    "attribution": attribution.section,
-    "constant_arguments": constant_arguments.section,
-    "second_start": second_start.section,
-    "xla_passes": xla_passes.section,
-    "effort": effort.section,
-    "lines": lines.section,
-}
+    m.__name__.rpartition(".")[2]: m.section for m in (
+        orderings, attribution, constant_arguments, second_start, xla_passes, effort, lines)}
 
 
 def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
@@ -168,34 +164,19 @@ def sections(c: Comparison, plot: bool = True, why: bool = True,
     if causes:
         yield causes
     for part in sorted(table.PARTS, key=lambda p: p.shown):
-        show = SECTIONS.get(part.name)
-        shown = show(c, plot, verbose) if show is not None else None
-        if shown is not None:
+        if part.name in SECTIONS and (shown := SECTIONS[part.name](c, plot, verbose)):
             yield shown
-        if (spent := budget_spent(c, part)) is not None:
-            yield both(spent)
-
-
-def budget_spent(c: Comparison, part: table.Part) -> list[Block] | None:
-    """Which part ``--budget`` stopped and after how many rounds; None elsewhere."""
-    record = c.part(part.name)
-    if getattr(record, "rounds_ended", None) != BUDGET:
-        return None
-    budget = f", {fmt_s(c.budget_s)}" if not math.isnan(c.budget_s) else ""
-    return [Para([f"The time budget (--budget{budget}) ran out: the {part.label} part "
-                  f"stopped after {counted(record.rounds, 'round')} (a larger --budget, in "
-                  "seconds, lets it take more)"], "note")]
+        record = c.part(part.name)  # where --budget stopped it: after how many rounds
+        if getattr(record, "rounds_ended", None) == BUDGET:
+            budget = f", {fmt_s(c.budget_s)}" if not math.isnan(c.budget_s) else ""
+            yield both([Para([f"The time budget (--budget{budget}) ran out: the {part.label} "
+                              f"part stopped after {counted(record.rounds, 'round')} (a larger "
+                              "--budget, in seconds, lets it take more)"], "note")])
 
 
 def asked_why(c: Comparison) -> bool:
     """Whether ``c`` measured a part that tells a cause: its causes are then shown whole."""
     return any(c.part(p.name) is not None for p in table.PARTS if p.in_why)
-
-
-def last_value_line(s: Sweep) -> str:
-    """The heading over what a sweep shows of its last value only."""
-    value = shown_name(f"{s.name}={s.values[-1]!r}")
-    return f"For {value}, the last value measured (the sweep ran what follows on it alone):"
 
 
 def stopped_note(parts: list[str]) -> str:
@@ -245,17 +226,13 @@ def html_document(c: Comparison | Sweep, plot: bool = True, note: str | None = N
     data = bundle(c, plot=plot)
     body = (with_note(data, note) if note else data)["text/html"]
     shown, left = first(list(c.env.items()))
-    rows = [(shown_name(str(k)), shown_name(_env_value(v), MAX_CHARS)) for k, v in shown]
+    rows = [(shown_name(str(k)), shown_name(", ".join(map(str, v)) if isinstance(v, list | tuple)
+                                            else "—" if v is None else "(not set)" if v == ""
+                                            else str(v), MAX_CHARS)) for k, v in shown]
     rows += [(more(left, "entries", len(c.env)), "")] if left else []
     env = Table((), rows, css="jitcompare-env")
     return page(f"jitcompare: {shown_name(c.entry)}",
                 f"{body}\n{fold('Where these numbers came from', env.as_html())}")
-
-
-def _env_value(v: Any) -> str:
-    if isinstance(v, list | tuple):
-        return ", ".join(map(str, v))
-    return "—" if v is None else "(not set)" if v == "" else str(v)
 
 
 def forms(c: Comparison | Sweep | Lines) -> dict[str, str]:
@@ -282,26 +259,19 @@ def verdict_line(c: Comparison) -> str:
     first, clock = c.verdict.difference, c.clock_of(FIRST_CALL)
     if not comparison_headline(c, first):  # failed, nothing nested, stopped, not measured
         return c.verdict.headline
-    helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
+    helpers = helpers_named(c)
     flat, nested = (median(on(c.judged(v).samples, FIRST_CALL, clock)) for v in VARIANTS)
-    numbers = f"{fmt_s(flat)} → {fmt_s(nested)}{' wall time' * (clock == WALL)}, {_runs(c)}"
+    runs = [len(c.judged(v).samples.get(FIRST_CALL, ())) for v in VARIANTS]  # cold ones
+    each = f"{counted(runs[0], 'run')} each" if runs[0] == runs[1] else \
+        f"{runs[0]} flat and {runs[1]} nested runs"
+    numbers = f"{fmt_s(flat)} → {fmt_s(nested)}{' wall time' * (clock == WALL)}, {each}"
     if first.kind == INCONCLUSIVE:
         return (f"nested jit on {helpers}, first call: {say(first, clock)} "
                 f"({times(first, clock)} seen, {interval(first, numbers)[1:]}; "
                 f"{undecided_reason(first, c.repeats_ended, c.stopped)}")
-    if first.kind == SAME:
-        return f"nested jit on {helpers} makes {say(first, clock)} to the first call " \
-            f"{interval(first, numbers)}"
-    take = " take" * (clock == CPU)
-    return f"nested jit on {helpers} makes the first call{take} {say(first, clock)} " \
-        f"{interval(first, numbers)}"
-
-
-def _runs(c: Comparison) -> str:
-    """``3 runs each``, or ``7 flat and 6 nested runs`` (a run not cold left out)."""
-    flat, nested = (len(c.judged(v).samples.get(FIRST_CALL, ())) for v in VARIANTS)
-    return f"{counted(flat, 'run')} each" if flat == nested else \
-        f"{flat} flat and {nested} nested runs"
+    said = f"{say(first, clock)} to the first call" if first.kind == SAME else \
+        f"the first call{' take' * (clock == CPU)} {say(first, clock)}"
+    return f"nested jit on {helpers} makes {said} {interval(first, numbers)}"
 
 
 def _stage_row(c: Comparison, phase: str) -> list[str]:
@@ -316,8 +286,7 @@ def _stage_row(c: Comparison, phase: str) -> list[str]:
 
 def why_line(c: Comparison) -> str:
     """The biggest measured cause and what to do about it ("" where none was measured)."""
-    savings = [x for x in c.why if x.kind == SAVING]
-    if savings:
+    if savings := [x for x in c.why if x.kind == SAVING]:
         return f"why: {_saving(c, savings[0])}"
     stages = [x for x in c.why if x.kind == STAGE]
     if not stages:
@@ -332,7 +301,7 @@ def _saving(c: Comparison, x: Cause) -> str:
     if x.maker != "nesting":
         return f"{x.name} saves {fmt_s(x.seconds)}{'; what to do: ' + x.fix if x.fix else ''}"
     calls = sum(c.nested.helper_calls.values())
-    helpers = ", ".join(f"`{h}`" for h in c.nested.helpers)
+    helpers = helpers_named(c)
     eqns = (f" ({c.flat.jaxpr_eqns:,} jaxpr equations against {c.nested.jaxpr_eqns:,})"
             if c.flat.jaxpr_eqns is not None and c.nested.jaxpr_eqns is not None else "")
     inlined = f"flat inlines {helpers} at {counted(calls, 'call')}{eqns}; " if calls else ""
@@ -342,8 +311,7 @@ def _saving(c: Comparison, x: Cause) -> str:
 def found_line(c: Comparison) -> str:
     """What else the report found, in one line."""
     parts = [f"PARTIAL: {c.stopped}"] if c.stopped else []
-    if (n := c.env.get("process_count")) and isinstance(n, int) and n > 1:
-        parts.append(f"the slowest of {n} processes")
+    parts += [processes(c).removeprefix(", ")] if processes(c) else []
     if c.clock_of(FIRST_CALL) == CPU:
         wall = c.difference(FIRST_CALL, WALL)
         parts.append(f"busy machine: CPU time judged (wall time: {say(wall)})")

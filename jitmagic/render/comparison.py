@@ -18,13 +18,13 @@ from ..model.stats.cold import WARM_SHARE
 from ..model.stats.cold import reference
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
-from ..model.stats.rule import median
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
 from ..model.stats.verdicts import Verdict
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
+from ..model.stats.witness import is_busy
 from ..model.stats.witness import on
 from . import diff as _diff
 from .blocks import MAX_ITEMS
@@ -49,22 +49,15 @@ from .format import FIGURE_LABELS
 from .format import PHASE_LABELS
 from .format import REST_ROW
 from .format import fmt_count
-from .format import fmt_spread
+from .format import median_cell
 from .format import medians_of
 from .format import unmarked_clock
 from .headlines import not_run
+from .notes.helpers import listed
 from .verdicts import OUTCOME
-from .verdicts import busy_line
 from .verdicts import interval_ends
 from .verdicts import stated
 from .verdicts import waited
-
-
-def _structure_label(label: str) -> Cell:
-    """A structure figure's label, the op ``call`` set as code."""
-    if label.startswith("call "):
-        return Cell((Code("call"), label.removeprefix("call")))
-    return Cell(label)
 
 
 def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:
@@ -107,16 +100,6 @@ def stage_ratio(c: Comparison, phase: str) -> str:
     return said
 
 
-def _median_cell(xs: list[float]) -> Cell:
-    return Cell(fmt_s(median(xs)), fmt_spread(xs))
-
-
-def _whole(c: Comparison) -> str:
-    """``; 5.4 s in all, with the parts after it``, where parts ran after the comparison."""
-    return "" if math.isnan(c.whole_s) else \
-        f"; {fmt_s(c.whole_s)} in all, with the parts after it"
-
-
 def verdict(c: Comparison) -> str:
     """One sentence on what nesting changed: the first call, then the stages."""
     return c.verdict.text
@@ -132,25 +115,20 @@ def details(v: Verdict) -> list[str]:
     return [] if v.text == v.headline else [v.text]
 
 
-def _rest_rows(c: Comparison) -> list[list[str | Cell]]:
-    """The rest-of-first-call row, where measured; no ratio (a difference of medians)."""
-    if not any(c.variants[v].stages_from == FROM_EVENTS for v in VARIANTS):
-        return []
-    rest = [fmt_s(j.first_call_parts()["rest_s"]) if j.stages_from == FROM_EVENTS else "—"
-            for j in map(c.judged, VARIANTS)]
-    return [[REST_ROW, *rest, ""]]
-
-
 def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
     """One row per phase, the rest of the first call, and each structure count."""
     rows: list[list[str | Cell]] = [
-        [PHASE_LABELS[p], *(_median_cell(c.judged(v).samples.get(p, [])) for v in VARIANTS),
+        [PHASE_LABELS[p], *(median_cell(c.judged(v).samples.get(p, [])) for v in VARIANTS),
          _ratio_cell(c, p)] for p in PHASES]
-    rows[PHASES.index("first_call_s"):PHASES.index("first_call_s")] = _rest_rows(c)
+    if any(c.variants[v].stages_from == FROM_EVENTS for v in VARIANTS):  # the rest, measured
+        rest = [fmt_s(j.first_call_parts()["rest_s"]) if j.stages_from == FROM_EVENTS else "—"
+                for j in map(c.judged, VARIANTS)]  # no ratio: a difference of medians
+        at = PHASES.index("first_call_s")
+        rows[at:at] = [[REST_ROW, *rest, ""]]
     rows += _cpu_rows(c)
-    rows += [[_structure_label(FIGURE_LABELS[key]), fmt_count(getattr(c.flat, key)),
-              fmt_count(getattr(c.nested, key)), ""]
-             for key in STRUCTURE
+    rows += [[Cell((Code("call"), label[4:]) if label.startswith("call ") else label),
+              fmt_count(getattr(c.flat, key)), fmt_count(getattr(c.nested, key)), ""]
+             for key in STRUCTURE if (label := FIGURE_LABELS[key])
              if any(getattr(c.variants[v], key) is not None for v in VARIANTS)]
     return rows
 
@@ -158,7 +136,7 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
 def _cpu_rows(c: Comparison) -> list[list[str | Cell]]:
     """The process's CPU time of each phase (all threads), judged by the same rule."""
     return [[f"{PHASE_LABELS[p]}, CPU time",
-             *(_median_cell(on(c.judged(v).samples, p, CPU)) for v in VARIANTS),
+             *(median_cell(on(c.judged(v).samples, p, CPU)) for v in VARIANTS),
              _ratio_cell(c, p, CPU)]
             for p in _cpu_phases(c)]
 
@@ -166,19 +144,6 @@ def _cpu_rows(c: Comparison) -> list[list[str | Cell]]:
 def _cpu_phases(c: Comparison) -> list[str]:
     """The phases either variant has CPU-time samples of: a row each."""
     return [p for p in PHASES if any(on(c.variants[v].samples, p, CPU) for v in VARIANTS)]
-
-
-def _busy(c: Comparison) -> list[Block]:
-    """The line that says the machine was busy, under the verdict (none where quiet)."""
-    line = busy_line(c.waited_share)
-    return [Para([line[0].upper() + line[1:] + "."], "warning")] if line else []
-
-
-def _warm(c: Comparison) -> list[Block]:
-    """The line under the verdict that says which runs were not cold (none where all were)."""
-    return not_cold({name: (c.variants[name].samples, runs)
-                     for name, runs in c.warm_runs.items()},
-                    "the verdict, the table, the chart and the causes leave {them} out")
 
 
 def not_cold(found: dict[str, tuple[Mapping[str, Sequence[float]], tuple[int, ...]]],
@@ -200,21 +165,11 @@ def _warm_clause(name: str, samples: Mapping[str, Sequence[float]],
                  runs: tuple[int, ...]) -> str:
     """``nested runs 4 and 5 compiled in 402 ms and 520 ms, under 70% of 3.1 s (…)``."""
     wall = on(samples, COMPILE, WALL)
-    numbers, times = (_listed([str(i + 1) for i in runs]),
-                      _listed([fmt_s(wall[i]) for i in runs]))
+    numbers, times = (listed([str(i + 1) for i in runs]),
+                      listed([fmt_s(wall[i]) for i in runs]))
     return (f"{name} run{'s' * (len(runs) > 1)} {numbers} compiled in {times}, under "
             f"{WARM_SHARE:.0%} of {fmt_s(reference(wall))} (the slower of the series' first "
             "compile and its median)")
-
-
-def _listed(words: list[str]) -> str:
-    """``4, 5 and 6``."""
-    return " and ".join(", ".join(words).rsplit(", ", 1))
-
-
-def _waited(c: Comparison) -> str:
-    """``; the cold runs waited for a CPU 2% of the time ...`` ("" unmeasured)."""
-    return "" if c.waited_share is None else f"; the cold runs {waited(c.waited_share)}"
 
 
 def partial(stopped: str | None) -> list[Block]:
@@ -227,10 +182,22 @@ def partial(stopped: str | None) -> list[Block]:
 
 def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
     """The comparison as blocks, built once for the text table and the HTML summary."""
+    whole = "" if math.isnan(c.whole_s) else \
+        f"; {fmt_s(c.whole_s)} in all, with the parts after it"  # parts ran after it
+    share = c.waited_share  # how long the cold runs waited for a CPU: under the verdict if busy
+    cold = "" if share is None else f"; the cold runs {waited(share)}"
+    busy = [Para([f"The machine was busy: these runs {waited(share)}, so the process's CPU time "
+                  "decided (wall time is shown beside it)."], "warning")] \
+        if share is not None and is_busy(share) else []
     out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
-                                 f" ({medians_of(_repeats(c), 'cold run')}{_processes(c)}; "
+                                 f" ({medians_of(_repeats(c), 'cold run')}{processes(c)}; "
                                  f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
-                        headline(c.verdict), *_busy(c), *_warm(c)]
+                        headline(c.verdict),
+                        *busy,
+                        *not_cold({name: (c.variants[name].samples, runs)
+                                   for name, runs in c.warm_runs.items()},
+                                  "the verdict, the table, the chart and the causes leave "
+                                  "{them} out")]
     out += _diff.blocks(c.baseline, title=False) if c.baseline is not None else []
     out += partial(c.stopped)
     out += [Image(png, "the first call in parts, per variant"),
@@ -238,7 +205,7 @@ def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
             Para([*details(c.verdict), _helpers_line(c), *_compiled_line(c),
                   outputs_said(c),
                   f"wall time {fmt_s(c.wall_s)} for flat against nested, of which measured "
-                  f"{fmt_s(c.measured_s())}{_whole(c)}{_waited(c)}"])]
+                  f"{fmt_s(c.measured_s())}{whole}{cold}"])]
     out += [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
     out += notes(c)
     warnings, left = first(c.warnings)
@@ -300,7 +267,7 @@ def html_summary(c: Comparison, png: bytes | None = None) -> Html:
     return as_html(blocks(c, png))
 
 
-def _processes(c: Comparison) -> str:
+def processes(c: Comparison) -> str:
     """``, the slowest of 4 processes`` under ``jax.distributed`` (docs/distributed.md)."""
     n = c.env.get("process_count")
     return f", the slowest of {n} processes" if isinstance(n, int) and n > 1 else ""
@@ -315,8 +282,7 @@ def _repeats(c: Comparison) -> dict[str, int]:
 def outputs_line(record: Comparison | Orderings, between: str, unfinished: str) -> str:
     """Whether the measured functions (of ``record``) returned the same values; never hidden."""
     match, diff, kind = record.outputs_match, record.max_abs_diff, record.outputs_kind
-    leaf = record.outputs_leaf
-    at = f" at `{leaf}`" if leaf else ""
+    at = f" at `{record.outputs_leaf}`" if record.outputs_leaf else ""
     largest = "" if diff is None or math.isnan(diff) else f"largest difference {diff:.3g}"
     if kind == "uncompared":
         return f"outputs: not compared (jitmagic could not compare the values of {between}: " \

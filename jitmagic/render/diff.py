@@ -72,11 +72,6 @@ def figure_ratio(f: StructureDiff) -> str:
     return fmt_ratio(f.new_over_old)
 
 
-def _grown(f: StructureDiff) -> str:
-    """``1.96× larger``, or ``larger, from 0``."""
-    return "larger, from 0" if f.old == 0 else f"{fmt_ratio(f.new_over_old)} larger"
-
-
 def headline(d: Diff) -> str:
     """The one line a verdict shows above the table: the regressions, else the gains."""
     slower = [s for s in d.stages if s.significant and s.kind == SLOWER]
@@ -90,12 +85,10 @@ def headline(d: Diff) -> str:
 
 def _by_variant(stages: list[StageDiff]) -> str:
     """``flat trace 1.3×, lower 1.3×, nested trace 2×``: each variant named once."""
-    out, last = [], None
-    for s in stages:
-        factor = s.new_over_old if s.kind == SLOWER else 1 / s.new_over_old
-        out.append(f"{s.variant + ' ' if s.variant != last else ''}{s.label} {fmt_ratio(factor)}")
-        last = s.variant
-    return ", ".join(out)
+    return ", ".join(f"{s.variant + ' ' if i == 0 or s.variant != stages[i - 1].variant else ''}"
+                     f"{s.label} "
+                     f"{fmt_ratio(s.new_over_old if s.kind == SLOWER else 1 / s.new_over_old)}"
+                     for i, s in enumerate(stages))
 
 
 #: The most figures the verdict's structure line names (the table below holds them all).
@@ -165,7 +158,8 @@ def gate_failures(d: Diff, slower: float | None, larger: float | None) -> list[s
            f"against OLD's {fmt_s(s.old_s)}; {slower:g}× or more fails)"
            for s in (d.regressions(slower) if slower is not None else [])]
     out += [f"larger: {f.variant} {f.label}: NEW {fmt_figure(f.new)} against OLD's "
-            f"{fmt_figure(f.old)}, {_grown(f)} ({larger:g}× or more fails)"
+            f"{fmt_figure(f.old)}, {figure_ratio(f).replace('from 0', 'larger, from 0')}"
+            f"{' larger' * (f.old != 0)} ({larger:g}× or more fails)"
             for f in (d.larger(larger) if larger is not None else [])]
     return out
 
@@ -192,19 +186,16 @@ def summary_lines(outcomes: Sequence[Any], slower: float | None,
     """The pytest session's tables: timing and structure per test, then what failed a test."""
     table: list[list[str]] = []
     for o in outcomes:
-        if o.diff is None:
-            table.append([o.test, "—", "—", "—", f"not compared: {o.problem}"])
-            continue
-        if not o.diff.compared_anything:
-            table.append([o.test, "—", "—", "—", o.diff.undecided()])
+        if o.diff is None or not o.diff.compared_anything:
+            table.append([o.test, "—", "—", "—", f"not compared: {o.problem}"
+                          if o.diff is None else o.diff.undecided()])
             continue
         called = [s for s in o.diff.stages if s.significant] or [o.diff.stage("flat",
                                                                            "first_call_s")]
         table += [[o.test, f"{s.variant} {s.label}", fmt_ratio(s.new_over_old), interval(s),
                    said(s)] for s in called]
     lines = Table(("test", "stage", "NEW/OLD", "interval", "NEW is"), table).text_lines()
-    shapes = [row for o in outcomes if o.diff is not None for row in _structure_summary(o)]
-    if shapes:
+    if shapes := [row for o in outcomes if o.diff is not None for row in _structure_summary(o)]:
         lines += ["", *Table(("test", *STRUCTURE_HEADER), shapes).text_lines()]
     warned = {w for o in outcomes if o.diff is not None for w in o.diff.warnings}
     lines += [f"warning: {w}" for w in sorted(warned)]
@@ -370,11 +361,9 @@ def effort_blocks(d: Diff) -> list[Block]:
                 Table(RATIOS_HEADER, [[r.setting, *(verdict_ratio(d) for d in (
                     r.old_compile, r.new_compile, r.old_execute, r.new_execute))]
                     for r in e.ratios])]
-    for side, names in (("OLD", e.only_old), ("NEW", e.only_new)):
-        if names:
-            out.append(Para([f"measured in {side} only, so not compared: "
-                             + ", ".join(f"`{n}`" for n in names)], "note"))
-    return out
+    return out + [Para([f"measured in {side} only, so not compared: "
+                        + ", ".join(f"`{n}`" for n in names)], "note")
+                  for side, names in (("OLD", e.only_old), ("NEW", e.only_new)) if names]
 
 
 #: The parts a diff's report shows, by their name in :data:`jitmagic.model.parts.PARTS`.

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from ..model.stats.rule import INCONCLUSIVE
 from ..model.stats.rule import SAME
 from ..model.stats.rule import Difference
+from ..model.stats.rule import median
 from ..model.stats.rule import spread
 from ..model.stats.units import fmt_ratio
 from ..model.stats.units import fmt_s
+from .blocks import Cell
 from .verdicts import OUTCOME
 
 #: The part of a first call outside trace, lower and compile: dispatch, execution, Python.
@@ -81,6 +83,11 @@ def fmt_count(x: int | None) -> str:
 def fmt_exponent(name: str, k: float | None) -> str:
     """``~ N^1.0`` (or ``—`` when it could not be fitted)."""
     return "—" if k is None else f"~ {name}^{k:.1f}".replace("-0.0", "0.0")
+
+
+def median_cell(xs: list[float], *marks: str) -> Cell:
+    """The median of ``xs`` (``—`` where none), its min–max and ``marks`` (a clock) under it."""
+    return Cell(fmt_s(median(xs)), ", ".join(x for x in (fmt_spread(xs), *marks) if x))
 
 
 def fmt_spread(xs: Sequence[float]) -> str:

@@ -31,7 +31,6 @@ from .target import headline as target_headline
 from .verdicts import OUTCOME
 from .verdicts import inconclusive_part
 from .verdicts import interval
-from .verdicts import runs
 from .verdicts import say
 from .verdicts import times
 from .verdicts import undecided_reason
@@ -67,8 +66,9 @@ def comparison_text(c: Compared, first: Difference) -> str:
         return _nothing_nested(c)
     if math.isnan(first.ratio):
         return "The first call was not measured: cannot compare cold starts."
-    helpers, clock = _helpers(c), c.clock_of(FIRST_CALL)
-    numbers = _first_calls(c, clock)
+    helpers, clock = helpers_named(c), c.clock_of(FIRST_CALL)
+    flat, nested = (median(on(c.judged(name).samples, FIRST_CALL, clock)) for name in VARIANTS)
+    numbers = f"{fmt_s(flat)} flat, {fmt_s(nested)} nested{' CPU time' * (clock == CPU)}"
     stages = by_stage(c)
     other = other_clock(c, first)
     if first.kind == INCONCLUSIVE:
@@ -77,13 +77,9 @@ def comparison_text(c: Compared, first: Difference) -> str:
                 f"{undecided_reason(first, c.repeats_ended, c.stopped)}{_more_costs(c)}"
                 f"{'; ' + other if other else ''}")
         return f"{lead}.{' ' + stages[0].upper() + stages[1:] + '.' if stages else ''}"
-    take = " take" if clock == CPU else ""
-    if first.significant:
-        lead = (f"Nested jit on {helpers} makes the first call{take} {times(first, clock)} "
-                f"{_numbers(first, numbers, _runs_read(c, first))}")
-    else:
-        lead = (f"Nested jit on {helpers}: {times(first, clock)} in the first call "
-                f"{_numbers(first, numbers, _runs_read(c, first))}")
+    said = (f" makes the first call{' take' * (clock == CPU)} {times(first, clock)}"
+            if first.significant else f": {times(first, clock)} in the first call")
+    lead = f"Nested jit on {helpers}{said} {_numbers(first, numbers, _runs_read(c, first))}"
     return f"{lead}{'; ' + other if other else ''}{'; ' + stages if stages else ''}."
 
 
@@ -94,8 +90,7 @@ def _nothing_nested(c: Compared) -> str:
                 "nothing to nest.")
     n = len(c.nested.inline)
     found = f"{n} helpers of yours were" if n > 1 else "A helper of yours was"
-    changed = program_change(c)
-    if changed:
+    if changed := program_change(c):
         return (f"{found} found but no jit call of {'them' if n > 1 else 'it'} was "
                 f"recognised in the nested program (see the notes), though nesting "
                 f"changed that program: {changed}.")
@@ -116,18 +111,10 @@ def _more_costs(c: Compared) -> str:
 
 def program_change(c: Compared) -> str:
     """How the nested program's structure differs from the flat one's ("" where not)."""
-    parts = []
-    for field, word in (("jaxpr_eqns", "jaxpr equation"), ("nested_calls", "jit call")):
-        flat, nested = getattr(c.flat, field, None), getattr(c.nested, field, None)
-        if flat is not None and nested is not None and flat != nested:
-            parts.append(f"{counted(nested, word)} against {flat}")
-    return ", ".join(parts)
-
-
-def _first_calls(c: Compared, clock: Clock) -> str:
-    """``2.4 s flat, 450 ms nested`` (the medians read), in CPU time where that decided."""
-    flat, nested = (median(on(c.judged(name).samples, FIRST_CALL, clock)) for name in VARIANTS)
-    return f"{fmt_s(flat)} flat, {fmt_s(nested)} nested{' CPU time' * (clock == CPU)}"
+    pairs = ((getattr(c.flat, field, None), getattr(c.nested, field, None), word)
+             for field, word in (("jaxpr_eqns", "jaxpr equation"), ("nested_calls", "jit call")))
+    return ", ".join(f"{counted(nested, word)} against {flat}" for flat, nested, word in pairs
+                     if flat is not None and nested is not None and flat != nested)
 
 
 def comparison_headline(c: Compared, first: Difference) -> str:
@@ -135,7 +122,7 @@ def comparison_headline(c: Compared, first: Difference) -> str:
     if not (c.flat.ok and c.nested.ok) or not_run(c) or not c.nested.helpers \
             or math.isnan(first.ratio):
         return ""
-    lead, clock = f"Nested jit on {_helpers(c)}:", c.clock_of(FIRST_CALL)
+    lead, clock = f"Nested jit on {helpers_named(c)}:", c.clock_of(FIRST_CALL)
     other = other_clock(c, first)
     if first.kind == INCONCLUSIVE:
         said = (f"{say(first)}, first call "
@@ -164,7 +151,7 @@ def _point_said(c: Compared) -> str:
     if not comparison_headline(c, first):  # not compared: nothing nested, failed, stopped
         return "nothing to nest" if c.flat.ok and not c.nested.helpers else "not compared"
     if first.kind == INCONCLUSIVE:
-        spread = interval(first)[1:-1] if first.enough_data else runs(first.runs)
+        spread = interval(first)[1:-1] if first.enough_data else counted(first.runs, "run")
         return f"{say(first)} ({times(first)}, {spread})"
     return with_interval(first)
 
@@ -172,16 +159,16 @@ def _point_said(c: Compared) -> str:
 def _runs_read(c: Compared, first: Difference) -> str:
     """``6 runs``, or ``7 flat and 6 nested runs`` where the verdict read more of one."""
     flat, nested = (len(v.samples.get(FIRST_CALL, ())) for v in (c.flat, c.nested))
-    return runs(first.runs) if flat == nested else f"{flat} flat and {nested} nested runs"
+    return counted(first.runs, "run") if flat == nested else f"{flat} flat and {nested} nested runs"
 
 
-def _helpers(c: Compared) -> str:
+def helpers_named(c: Compared) -> str:
     return ", ".join(f"`{h}`" for h in c.nested.helpers)
 
 
 def _numbers(d: Difference, numbers: str, runs_said: str | None = None) -> str:
     """``(2.1×–4.0×; 2.4 s flat, 450 ms nested, 3 runs)``."""
-    return interval(d, f"{numbers}, {runs_said or runs(d.runs)}")
+    return interval(d, f"{numbers}, {runs_said or counted(d.runs, 'run')}")
 
 
 def not_run(c: Compared) -> bool:
@@ -223,16 +210,12 @@ def orderings_text(chosen: OrderingRow, other: OrderingRow, per_call: Difference
         bounds = interval(per_call)[1:-1]
         speed = (f"{chosen.name} against {other.name}: {say(per_call)}, {times(per_call, clock)} "
                  f"per call ({bounds + '; ' if bounds else ''}{numbers}) after "
-                 f"{runs(per_call.runs)}; {undecided_reason(per_call, None)}")
-    if same_program is None:
-        program = "their XLA programs were not compared"
-    elif not same_program:
-        program = "they compile to different XLA programs"
-    elif per_call.significant:
-        program = ("both compile to the same program; the difference is Python dispatch "
-                   "(vmap(jit(f)) batches in Python on every call)")
-    else:
-        program = "both compile to the same program"
+                 f"{counted(per_call.runs, 'run')}; {undecided_reason(per_call, None)}")
+    program = {None: "their XLA programs were not compared",
+               False: "they compile to different XLA programs"}.get(
+        same_program, "both compile to the same program" + (
+            "; the difference is Python dispatch (vmap(jit(f)) batches in Python on every call)"
+            if per_call.significant else ""))
     return f"{speed}; {program}."
 
 
@@ -244,9 +227,9 @@ def orderings_headline(chosen: OrderingRow, other: OrderingRow, per_call: Differ
     lead = f"{chosen.name} against {other.name}:"
     said = f"{times(per_call, clock)} per call {interval(per_call)}"
     if per_call.kind == INCONCLUSIVE:
-        return (f"{lead} {say(per_call)}, {said} after {runs(per_call.runs)}; "
+        return (f"{lead} {say(per_call)}, {said} after {counted(per_call.runs, 'run')}; "
                 f"{undecided_reason(per_call, None)}").replace("  ", " ")
-    return f"{lead} {said}, {runs(per_call.runs)}".replace("  ", " ")
+    return f"{lead} {said}, {counted(per_call.runs, 'run')}".replace("  ", " ")
 
 
 def first_sentence(text: str) -> str:
@@ -258,7 +241,7 @@ def comparison_summary(c: Comparison) -> str:
     """``<Comparison g: nested 2.9× faster first call (…), 3 runs>``: the one-line repr."""
     taken = max((len(v.samples.get(FIRST_CALL, [])) for v in c.variants.values()), default=0)
     first, cpu = c.difference(FIRST_CALL), c.clock_of(FIRST_CALL) == CPU
-    read = _runs_read(c, first) if c.nested.samples.get(FIRST_CALL) else runs(taken)
+    read = _runs_read(c, first) if c.nested.samples.get(FIRST_CALL) else counted(taken, "run")
     if not c.nested.helpers:
         said = "nothing nested"
     elif math.isnan(first.ratio):
@@ -285,12 +268,6 @@ def _orderings_verdict(v: Verdict) -> str:
                           v.clock)
 
 
-def _orderings_line(v: Verdict) -> str:
-    _, chosen, other = _ordering_pair(v)
-    return orderings_headline(chosen, other, v.difference, v.clock) or \
-        first_sentence(_orderings_verdict(v))
-
-
 def _target_verdict(v: Verdict) -> str | None:
     """A ``--target`` comparison's verdict, on the compile for the target (None: not one)."""
     t = target_of(v.subject.env)
@@ -306,5 +283,7 @@ def register_headlines() -> None:
              or first_sentence(comparison_text(v.subject, v.difference)))
     register("summary", Comparison, comparison_summary)
     register("verdict", Orderings, _orderings_verdict)
-    register("verdict line", Orderings, _orderings_line)
+    register("verdict line", Orderings,
+             lambda v: orderings_headline(*_ordering_pair(v)[1:], v.difference, v.clock)
+             or first_sentence(_orderings_verdict(v)))
     register("headline", Sweep, lambda s: sweep_headline(s.name, s.values, s.points))

@@ -215,8 +215,13 @@ def unroll_copies(x: LoopCall, total: int) -> str:
 def hints(table: LineTable, nested: Collection[str] = ()) -> list[str]:
     """Advice from ``table``: unrolled loops, helpers traced per call, big constants."""
     unrolled = [f"{unroll_said(x, table.total_eqns)}; {UNROLL_FIX}" for x in table.unrolled()]
-    return [h for h in (*unrolled, loop_hint(table),
-                        *_helper_hints(table, nested), *_constant_hints(table)) if h]
+    constants = [f"line {r.line} reads {fmt_bytes(r.const_bytes_own)} of array constants "
+                 "(arrays that are not arguments: a global's, a closure's, or one made while "
+                 "tracing): XLA compiles them into the program; passed to the function as "
+                 "an argument they stay out of it"
+                 for r in table.rows if (r.const_bytes_own or 0) >= CONSTANT_BYTES]
+    return [h for h in (*unrolled, loop_hint(table), *_helper_hints(table, nested), *constants)
+            if h]
 
 
 def loop_hint(table: LineTable) -> str | None:
@@ -255,14 +260,6 @@ def _helper_hints(table: LineTable, nested: Collection[str]) -> list[str]:
             out.append(f"`{name}` {many} and its lines built {owned / total:.0%} of the "
                        f"program{again}{fix}")
     return out
-
-
-def _constant_hints(table: LineTable) -> list[str]:
-    return [f"line {r.line} reads {fmt_bytes(r.const_bytes_own)} of array constants "
-            "(arrays that are not arguments: a global's, a closure's, or one made while "
-            "tracing): XLA compiles them into the program; passed to the function as "
-            "an argument they stay out of it"
-            for r in table.rows if (r.const_bytes_own or 0) >= CONSTANT_BYTES]
 
 
 def register_hints() -> None:

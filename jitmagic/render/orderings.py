@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..model.comparison import Comparison
 from ..model.orderings import EXECUTE
 from ..model.orderings import ORDERINGS
 from ..model.orderings import REFERENCE
@@ -27,9 +26,9 @@ from .blocks import Image
 from .blocks import Para
 from .blocks import Pre
 from .blocks import Table
-from .blocks import answer_first
 from .blocks import as_html
 from .blocks import as_text
+from .blocks import part_section
 from .blocks import switch
 from .drawing import bars_png
 from .format import fmt_count
@@ -94,23 +93,6 @@ def row_cells(o: Orderings, name: str) -> list[Cell]:
             Cell(fmt_count(row.jaxpr_eqns)), Cell(fmt_count(row.stablehlo_bytes)), Cell(_same(row))]
 
 
-def _title(o: Orderings) -> str:
-    how = "one example stacked" if o.built_batch else "your batch, in_axes"
-    axes = "" if o.built_batch else f" {o.in_axes}"
-    return (f"vmap/jit orderings of {o.entry}: batch {o.batch} ({how}{axes}), per call on "
-            f"{clock_name(o.clock())}")
-
-
-def _repeats(o: Orderings) -> dict[str, int]:
-    return {name: len(r.samples.get("first_call_s", [])) for name, r in o.rows.items()}
-
-
-def outputs_line(o: Orderings) -> str:
-    """Whether the four orderings returned the same values."""
-    why = "measuring stopped" if o.stopped else "an ordering failed"
-    return comparison.outputs_line(o, "the orderings", why)
-
-
 def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
     """One line on ``chosen`` against the other toggled ordering, per call."""
     return o.verdict(chosen).text
@@ -118,8 +100,10 @@ def verdict(o: Orderings, chosen: str = TOGGLED[0]) -> str:
 
 def answer(o: Orderings) -> list[Block]:
     """What ``--vmap`` asks, first: which ordering is faster per call, then what went wrong."""
-    said = o.verdict().text
-    out: list[Block] = [Heading((_title(o),)), Para([said], "verdict", bold=True),
+    how = "one example stacked" if o.built_batch else f"your batch, in_axes {o.in_axes}"
+    out: list[Block] = [Heading((f"vmap/jit orderings of {o.entry}: batch {o.batch} ({how}), "
+                                 f"per call on {clock_name(o.clock())}",)),
+                        Para([o.verdict().text], "verdict", bold=True),
                         *comparison.partial(o.stopped)]
     out += [Para([("warning: ", w)], "warning") for w in o.warnings]
     out += [Pre(f"error in {r.name}: {r.error}", "error") for r in o.rows.values() if r.error]
@@ -129,9 +113,12 @@ def answer(o: Orderings) -> list[Block]:
 def details(o: Orderings, png: bytes | None = None) -> list[Block]:
     """The rest, behind ``-v`` or a click: table, chart, outputs, jaxprs (HTML only)."""
     rows = [row_cells(o, n) for n in ORDERINGS if n in o.rows]
-    title = f"{medians_of(_repeats(o), 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}:"
+    runs = {name: len(r.samples.get("first_call_s", [])) for name, r in o.rows.items()}
+    title = f"{medians_of(runs, 'run')}, {unmarked_clock(o.clock() == CPU, 'column')}:"
+    outputs = comparison.outputs_line(o, "the orderings", "measuring stopped" if o.stopped
+                                      else "an ordering failed")
     return [Para([title]), Image(png, "first call and per call, four orderings"),
-            Table(columns(o), rows, css="jitcompare-orderings"), Para([outputs_line(o)]),
+            Table(columns(o), rows, css="jitcompare-orderings"), Para([outputs]),
             *(Details(("jaxpr of ", Code(n), f" ({_equations(o[n])})"),
                       o[n].jaxpr_text) for n in TOGGLED if n in o.rows)]
 
@@ -198,10 +185,5 @@ def static_toggle(o: Orderings, panels: dict[str, Html], key: str,
 #: What the orderings' section folds (in HTML) or shows only with ``-v`` (in text).
 FOLDED = "all four orderings (table, chart, jaxprs)"
 
-
-def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The orderings (``--vmap``): :func:`answer`, then :func:`details` folded."""
-    o = c.orderings
-    if o is None:
-        return None
-    return answer_first(answer(o), details(o, bars_png(o, plot)), FOLDED, verbose)
+section = part_section("orderings", lambda o, _: answer(o),
+                       lambda o, _, plot: details(o, bars_png(o, plot)), FOLDED)

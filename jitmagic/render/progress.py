@@ -51,21 +51,12 @@ def register_progress() -> None:
             (EndedEarly, lambda e: f"ended with status {e.status} before its end"),
             (TimedOut, lambda e: f"ran past its {fmt_s(e.seconds)} and was killed"))
     for kind, said in ends:  # a child process's end, as its str()
-        register("text", kind, lambda e, said=said: f"the child process {said(e)}{_while(e.stage)}")
-    register("text", Crashed, crashed)
+        register("text", kind, lambda e, said=said: f"the child process {said(e)}"
+                 + (f" (while {e.stage})" if e.stage else ""))
+    register("text", Crashed, lambda e: f"the child process was killed by {e.signal_name}"
+             + (f" during {e.stage}" if e.stage else "") + (f": {e.fatal}" if e.fatal else ""))
     register("text", CouldNotStart, lambda e: f"could not start {e.python}: {e.reason}")
     register("text", TopologyRefused, refused)
-
-
-def _while(stage: str | None) -> str:
-    return f" (while {stage})" if stage else ""
-
-
-def crashed(end: Crashed) -> str:
-    """``the child process was killed by SIGSEGV during XLA compile: Check failed: …``."""
-    during = f" during {end.stage}" if end.stage else ""
-    said = f": {end.fatal}" if end.fatal else ""
-    return f"the child process was killed by {end.signal_name}{during}{said}"
 
 
 #: The signals native code ends a process by as it crashes (the rest come from outside).

@@ -39,8 +39,7 @@ SHORT = {"trace_s": "trace", "lower_s": "lower", "compile_s": "compile",
 
 def _table(c: Sweep) -> Table:
     """One row per (value, variant), then one growth row per variant."""
-    sweep = c
-    name, values = sweep.name, sweep.values
+    name, values = c.name, c.values
     meds, ks = medians(c), exponents(c)
     shown, left = first(values, MAX_POINTS)
     rows = [[shown_name(repr(value)), v] + [fmt_s(meds[v][p][i]) for p in PHASES]
@@ -143,9 +142,8 @@ def sweep_html(c: Sweep, png: bytes | None = None, verbose: bool = False) -> Htm
 
 def _warnings(c: Sweep) -> list[tuple[str, object, str]]:
     """(kind, value, message) for each point's failed variants and warnings, in sweep order."""
-    sweep = c
     out: list[tuple[str, object, str]] = []
-    for value, point in zip(sweep.values, sweep.points, strict=True):
+    for value, point in zip(c.values, c.points, strict=True):
         out += [("error", value, v.error) for v in point.variants.values() if v.error]
         out += [("warning", value, w) for w in point.warnings]
     return out

@@ -47,11 +47,10 @@ from .blocks import Table
 from .blocks import answer_first
 from .blocks import provenance
 from .format import PHASE_LABELS
-from .format import fmt_spread
+from .format import median_cell
 from .verdicts import OUTCOME
 from .verdicts import interval_ends
 from .verdicts import judged
-from .verdicts import runs
 from .verdicts import undecided_reason
 from .verdicts import waited
 
@@ -70,7 +69,8 @@ def headline(c: Comparison, t: TargetCompile) -> str:
     d, clock = c.verdict.difference, c.verdict.clock  # the record's: the one rule's
     said = judged(f"{what} with nesting", d, clock)
     if d.kind == INCONCLUSIVE:
-        said += f" after {runs(d.runs)}; {undecided_reason(d, c.repeats_ended, c.stopped)}"
+        said += (f" after {counted(d.runs, 'run')}; "
+                 f"{undecided_reason(d, c.repeats_ended, c.stopped)}")
     share = waited_share([flat, nested])
     if clock == CPU and share is not None:  # as every comparison says a busy machine
         said += f"; CPU time decides: the machine was busy, its threads {waited(share)}"
@@ -86,20 +86,17 @@ def _ratio(d: Difference) -> str:
     return f"{fmt_ratio(d.ratio)} ({interval_ends(d.low, d.high)}){flag}"
 
 
-def _cell(xs: list[float]) -> Cell:
-    return Cell(fmt_s(median(xs)), fmt_spread(xs)) if xs else Cell("—")
-
-
 def _rows(c: Comparison, t: TargetCompile, clock: Clock) -> list[list[str | Cell]]:
     flat, nested = (cold_only(v.samples, "tpu") for v in (c.flat, c.nested))
     tail = ", CPU time" if clock == CPU else ""
     rows: list[list[str | Cell]] = []
     for stage in STAGES:
         label = PHASE_LABELS[stage] + (f" for {t.device_kind}" if stage == "compile_s" else "")
-        rows.append([label + tail, _cell(on(flat, stage, clock)), _cell(on(nested, stage, clock)),
+        rows.append([label + tail, median_cell(on(flat, stage, clock)),
+                     median_cell(on(nested, stage, clock)),
                      _ratio(stage_difference(flat, nested, stage, clock))])
-    rows.append(["trace + lower + compile" + tail, _cell(to_compiled(flat, clock)),
-                 _cell(to_compiled(nested, clock)),
+    rows.append(["trace + lower + compile" + tail, median_cell(to_compiled(flat, clock)),
+                 median_cell(to_compiled(nested, clock)),
                  _ratio(compile_difference(flat, nested, clock))])
     return rows
 
@@ -118,12 +115,11 @@ def host_lines(t: TargetCompile) -> list[str]:
              f"{counted(t.devices, f'{t.device_kind} device')}, not the TPU "
              "host's"]
     found = calibration(t.topology, t.host)
+    kind = (found or t).topology.partition(":")[0]
     if found is None:
-        kind = t.topology.partition(":")[0]
         lines.append(f"calibration: none for this host ({t.host}) and {kind} yet, so how far these "
                      "seconds are from the TPU host's is not known (docs/benchmarks.md)")
     else:
-        kind = found.topology.partition(":")[0]
         lines.append(f"calibration ({found.measured}; {kind}, measured on {found.topology}, wall "
                      f"time on a quiet machine): the TPU host took {fmt_ratio(found.low)} to "
                      f"{fmt_ratio(found.high)} this host's compile seconds, by program (median "
@@ -249,12 +245,9 @@ def section(c: Comparison, t: TargetCompile, verbose: bool = False) -> tuple[str
 
 
 def _helpers(c: Comparison) -> str:
-    nested = c.nested
-    if not nested.helpers:
-        return "nested helpers: none (nothing to nest)"
-    calls = ", ".join(f"{h} ({counted(nested.helper_calls.get(h, 0), 'jit call')})"
-                      for h in nested.helpers)
-    return f"nested helpers: {calls}"
+    return "nested helpers: " + (", ".join(
+        f"{h} ({counted(c.nested.helper_calls.get(h, 0), 'jit call')})" for h in c.nested.helpers)
+        or "none (nothing to nest)")
 
 
 def refused(r: TopologyRefused) -> str:

@@ -22,7 +22,6 @@ from ..model.stats.witness import BUSY_SHARE
 from ..model.stats.witness import CPU
 from ..model.stats.witness import WALL
 from ..model.stats.witness import Clock
-from ..model.stats.witness import is_busy
 
 #: The one word of each of the rule's four outcomes, in every verdict, table and chart.
 OUTCOME = {FASTER: "faster", SLOWER: "slower", SAME: "no measurable difference",
@@ -48,15 +47,6 @@ def waited(share: float) -> str:
     """``waited for a CPU 61% of the time they were ready to run``: the one wording."""
     shown = f"{share:.1%}" if f"{share:.0%}" == f"{BUSY_SHARE:.0%}" else f"{share:.0%}"
     return f"waited for a CPU {shown} of the time they were ready to run"
-
-
-def busy_line(share: float | None) -> str:
-    """How busy the machine was, for the report ("" where quiet or not measured)."""
-    if not is_busy(share):
-        return ""
-    assert share is not None  # is_busy said so
-    return (f"the machine was busy: these runs {waited(share)}, so the process's CPU time "
-            "decided (wall time is shown beside it)")
 
 
 def times(d: Difference, clock: Clock = WALL) -> str:
@@ -138,11 +128,6 @@ def with_interval(d: Difference, clock: Clock = WALL) -> str:
     return f"{times(d, clock)} {interval(d)}".rstrip()
 
 
-def runs(n: int) -> str:
-    """``1 run`` / ``3 runs``."""
-    return counted(n, "run")
-
-
 def undecided_reason(d: Difference, ended: str | None, stopped: str | None = None) -> str:
     """Why an inconclusive gap was left undecided (``repeats_ended``, or a stop)."""
     if stopped:
@@ -166,7 +151,7 @@ def undecided_reason(d: Difference, ended: str | None, stopped: str | None = Non
 def inconclusive_part(d: Difference, ended: str | None, clock: Clock = WALL,
                       stopped: str | None = None) -> str:
     """``1.9× faster (0.9×–3.9×) after 3 runs; the time budget ran out``."""
-    return (f"{with_interval(d, clock)} after {runs(d.runs)}; "
+    return (f"{with_interval(d, clock)} after {counted(d.runs, 'run')}; "
             f"{undecided_reason(d, ended, stopped)}")
 
 

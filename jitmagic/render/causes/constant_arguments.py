@@ -11,7 +11,6 @@ from ...model.causes.constant_arguments import PASSED
 from ...model.causes.constant_arguments import ConstantArguments
 from ...model.causes.constant_arguments import ConstantVariant
 from ...model.causes.constant_arguments import subject
-from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import SAME
 from ...model.stats.rule import SLOWER
@@ -25,10 +24,10 @@ from ..blocks import Cell
 from ..blocks import Heading
 from ..blocks import Para
 from ..blocks import Table
-from ..blocks import answer_first
 from ..blocks import as_text
 from ..blocks import first
 from ..blocks import more
+from ..blocks import part_section
 from ..comparison import partial
 from ..format import fmt_count
 from ..format import fmt_spread
@@ -130,17 +129,12 @@ def _left(v: ConstantVariant, form: str) -> str:
     return f"{count} ({fmt_bytes(size) or '0 B'})"
 
 
-def _outputs(v: ConstantVariant) -> str | None:
-    """How the forms' outputs matched, where they were compared."""
-    if v.outputs_kind == "exact":
-        return f"{v.variant}: the two forms' outputs are equal"
-    if v.outputs_kind == "rounding":
-        return (f"{v.variant}: the two forms' outputs agree within rounding (largest "
-                f"difference {v.max_abs_diff:.3g}: XLA may compute on a captured constant "
-                "at compile time, in another order)")
-    if v.outputs_kind == "mismatch":
-        return f"{v.variant}: the two forms' outputs differ beyond rounding"
-    return None
+#: How the forms' outputs matched, by their ``outputs_kind`` (none where not compared).
+OUTPUTS = {"exact": "the two forms' outputs are equal",
+           "rounding": "the two forms' outputs agree within rounding (largest difference "
+                       "{diff:.3g}: XLA may compute on a captured constant at compile time, in "
+                       "another order)",
+           "mismatch": "the two forms' outputs differ beyond rounding"}
 
 
 def answer(record: ConstantArguments) -> list[Block]:
@@ -155,28 +149,24 @@ def details(record: ConstantArguments) -> list[Block]:
     if any(v.constants for v in record.variants.values()):
         out.append(constants_table(record))
     if any(v.samples for v in record.variants.values()):
+        cpu = [v.variant for v in record.variants.values() if v.measured and v.clock == CPU]
+        busy = [f"The machine was busy: the sentence{'s' * (len(cpu) > 1)} above "
+                f"({', '.join(cpu)}) compare{'s' * (len(cpu) == 1)} the process's CPU time, "
+                "saving included; the table's seconds are wall time."] if cpu else []
         runs = max(len(s.get(COMPARED, [])) for v in record.variants.values()
                    for s in v.samples.values())
         out += [forms_table(record),
                 Para([f"Cold first calls from cleared caches, captured and passed "
                       f"interleaved: medians of {runs} [min–max], wall time. Both forms "
                       "replay the variant's traced program; only the constants' way in "
-                      "differs.", *_busy(record)])]
-    notes = [n for v in record.variants.values() for n in (_outputs(v), *v.notes) if n]
+                      "differs.", *busy])]
+    notes = [n for v in record.variants.values() for n in (
+        v.outputs_kind in OUTPUTS and f"{v.variant}: "
+        + OUTPUTS[v.outputs_kind].format(diff=v.max_abs_diff), *v.notes) if n]
     notes += list(record.notes)
     if notes:
         out.append(Para(notes, "note"))
     return out
-
-
-def _busy(record: ConstantArguments) -> list[str]:
-    """Where a sentence above compares CPU time: said, beside the table's wall seconds."""
-    busy = [v.variant for v in record.variants.values() if v.measured and v.clock == CPU]
-    if not busy:
-        return []
-    return [f"The machine was busy: the sentence{'s' * (len(busy) > 1)} above "
-            f"({', '.join(busy)}) compare{'s' * (len(busy) == 1)} the process's CPU time, "
-            "saving included; the table's seconds are wall time."]
 
 
 def blocks(record: ConstantArguments) -> list[Block]:
@@ -191,9 +181,5 @@ def text(record: ConstantArguments) -> str:
 #: What the section folds (in HTML) or shows only with ``-v`` (in text).
 FOLDED = "the constants, both forms' timings and notes"
 
-
-def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The big constants passed as arguments, where measured: the answer first, then the rest."""
-    record = c.constant_arguments
-    return None if record is None else answer_first(answer(record), details(record),
-                                                     FOLDED, verbose)
+section = part_section("constant_arguments", lambda r, _: answer(r), lambda r, *_: details(r),
+                       FOLDED)

@@ -24,7 +24,6 @@ from ...model.causes.effort import Effort
 from ...model.causes.effort import EffortRow
 from ...model.causes.effort import Outcome
 from ...model.causes.effort import measured_rows
-from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
@@ -45,9 +44,9 @@ from ..blocks import Image
 from ..blocks import Para
 from ..blocks import Pre
 from ..blocks import Table
-from ..blocks import answer_first
 from ..blocks import as_html
 from ..blocks import as_text
+from ..blocks import part_section
 from ..drawing import bars_png
 from ..format import verdict_ratio
 from ..verdicts import clock_name
@@ -76,7 +75,9 @@ def answer(e: Effort) -> list[Block]:
 def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
     """The effort section in full, as blocks for text and HTML (``png``: the chart)."""
     out: list[Block] = [Heading((TITLE,)), Para([intro(e)]), *comparison.partial(e.stopped),
-                        *_not_cold(e)]
+                        *comparison.not_cold({name: (e.series[name], runs)  # not cold rows
+                                              for name, runs in e.warm_runs.items()},
+                                             "the ratios below count {them}")]
     if e.default_error:
         return [*out, Pre(e.default_error, "error")]
     table = [default_cells(e), *(row_cells(e, r) for r in e.rows.values())]
@@ -84,19 +85,16 @@ def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
             Table(COLUMNS, table, css="jitcompare-effort"),
             Para([sentence(e, r) for r in e.rows.values()])]
     out += [Para([said], "note") for said in run_time(e, list(e.rows.values()))]
-    out += [Para([said], "note") for said in [acts_on(e)] if said]
-    out += [Para([helpers_said(r)], "note") for r in e.rows.values() if r.kept or r.refused]
+    acts = [f"`{r.name}`: {r.setting.acts_on}" for r in e.rows.values() if r.setting.acts_on]
+    out += [Para([f"what each setting acts on: {'; '.join(acts)}"], "note")] if acts else []
+    out += [Para([f"{r.name}: " + "; ".join(  # out of line: the helpers kept, those inline
+        [f"`{n}` kept out of line (traced {counted(c, 'time')})" for n, c in r.kept.items()]
+        + [f"`{n}` stays inline: {why}" for n, why in r.refused.items()])], "note")
+        for r in e.rows.values() if r.kept or r.refused]
     out += [Para([note], "note") for note in e.left_out]
     out += [Para([("warning: ", w)], "warning") for w in e.warnings]
     out += [Pre(r.error, "error") for r in e.rows.values() if r.error]
     return out
-
-
-def _not_cold(e: Effort) -> list[Block]:
-    """Which rows' runs were not cold: they compiled in the comparison's process."""
-    return comparison.not_cold({name: (e.series[name], runs)
-                                for name, runs in e.warm_runs.items()},
-                               "the ratios below count {them}")
 
 
 def text(e: Effort) -> str:
@@ -162,7 +160,7 @@ def sentence(e: Effort, r: EffortRow) -> str:
     if verdict == NO_GAIN or o.compile.kind != FASTER:
         return f"{named} {compiled}: nothing to gain" if verdict == NO_GAIN else \
             f"{named} {compiled}; more runs might tell"
-    said = f"{named} {compiled} and {call_words(o)}"
+    said = f"{named} {compiled} and {compile_words(o, call=True)}"
     if verdict == USE:
         return f"{said}: use it for interactive work and tests: {write(e, r)}"
     if verdict == USE_BELOW:
@@ -185,31 +183,12 @@ def no_effect(e: Effort, r: EffortRow, o: Outcome) -> str:
             f"XLA's compile {figures}, {clock_name(o.clock)}")
 
 
-def acts_on(e: Effort) -> str | None:
-    """What each setting tried acts on, from the record (None where no row says)."""
-    said = [f"`{r.name}`: {r.setting.acts_on}" for r in e.rows.values() if r.setting.acts_on]
-    return f"what each setting acts on: {'; '.join(said)}" if said else None
-
-
-def helpers_said(r: EffortRow) -> str:
-    """Out of line: the helpers kept out of line, how often traced, and why others stay inline."""
-    kept = [f"`{n}` kept out of line (traced {counted(c, 'time')})"
-            for n, c in r.kept.items()]
-    refused = [f"`{n}` stays inline: {why}" for n, why in r.refused.items()]
-    return f"{r.name}: " + "; ".join(kept + refused)
-
-
 #: What the section folds (in HTML) or shows only with ``-v`` (in text).
 FOLDED = "every setting's figures, chart and sentence"
 
 
-def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """XLA's effort, where ``--effort`` measured it: the settings worth using first."""
-    record = c.part("effort")
-    if record is None:
-        return None
-    rest = [] if record.default_error else blocks(record, bars_png(record, plot))[1:]
-    return answer_first(answer(record), rest, FOLDED, verbose)
+section = part_section("effort", lambda e, _: answer(e), lambda e, _, plot: [] if e.default_error
+                       else blocks(e, bars_png(e, plot))[1:], FOLDED)
 
 
 def clock_reason(e: Effort) -> str:
@@ -239,15 +218,22 @@ def calls_figure(calls: float) -> str:
 
 # --- the words every front end shares (the section and the causes) ---------------------
 
-def compile_words(o: Outcome) -> str:
-    """``XLA compiles 3.0× faster (…) (0.21 s → 71 ms, CPU time)``, or what the rule found."""
-    figures = f"({fmt_s(o.compile_s[0])} → {fmt_s(o.compile_s[1])}, {_clock(o)})"
-    d = o.compile
+def compile_words(o: Outcome, call: bool = False) -> str:
+    """``XLA compiles 3.0× faster (…) (0.21 s → 71 ms, CPU time)``; ``call``: a call's words."""
+    d = o.execute if call else o.compile
+    figures = _figures(o.execute_s if call else o.compile_s, o)
     if d.kind == SAME:
-        return f"XLA's compile shows no measurable difference {figures}"
+        same = "a call takes the same time" if call else \
+            "XLA's compile shows no measurable difference"
+        return f"{same} {figures}"
     if d.kind == INCONCLUSIVE:
-        return f"whether XLA compiles faster is inconclusive: {leaning(d)} {figures}"
-    return f"{compile_verdict(d, o.clock)} {figures}"
+        whether = "a call is slower" if call else "XLA compiles faster"
+        return f"whether {whether} is inconclusive: {leaning(d)} {figures}"
+    if not call:
+        return f"{compile_verdict(d, o.clock)} {figures}"
+    also = "also " if d.kind == FASTER else ""
+    said = f"{also}takes" if o.clock == CPU else f"is {also}".rstrip()
+    return f"a call {said} {with_interval(d, o.clock)} {figures}"
 
 
 def compile_verdict(d: Difference, clock: Clock, named: bool = False) -> str:
@@ -255,19 +241,6 @@ def compile_verdict(d: Difference, clock: Clock, named: bool = False) -> str:
     if clock == CPU:
         return f"XLA's compile {verb(CPU)} {with_interval(d, CPU)}"
     return f"XLA compiles {times(d)}{' in wall time' * named} {interval(d)}".rstrip()
-
-
-def call_words(o: Outcome) -> str:
-    """``a call takes the same time``, ``a call is 1.4× slower (…)``, or inconclusive."""
-    d = o.execute
-    figures = f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)})"
-    if d.kind == SAME:
-        return f"a call takes the same time {figures}"
-    if d.kind == INCONCLUSIVE:
-        return f"whether a call is slower is inconclusive: {leaning(d)} {figures}"
-    also = "also " if d.kind == FASTER else ""
-    said = f"{also}takes" if o.clock == CPU else f"is {also}".rstrip()
-    return f"a call {said} {with_interval(d, o.clock)} {figures}"
 
 
 def leaning(d: Difference) -> str:
@@ -282,7 +255,8 @@ def pays(o: Outcome) -> str:
     """Where a setting that compiles faster but calls slower pays, from the medians."""
     calls = o.break_even
     assert calls is not None  # USE_BELOW has one
-    saved = f"{fmt_s(o.saved_s)} of compile saved, {fmt_s(o.lost_s)} lost per call, {_clock(o)}"
+    saved = (f"{fmt_s(o.saved_s)} of compile saved, {fmt_s(o.lost_s)} lost per call, "
+             f"{clock_name(o.clock)}")
     if calls < 1:
         return f"a single call loses more than the compile saves ({saved}): keep the default"
     return (f"it pays while you make fewer than {calls_figure(calls)} calls ({saved}); "
@@ -310,8 +284,9 @@ def options_text(options: dict[str, Any]) -> str:
     return "{" + ", ".join(f"{json.dumps(k)}: {v!r}" for k, v in options.items()) + "}"
 
 
-def _clock(o: Outcome) -> str:
-    return clock_name(o.clock)
+def _figures(seconds: tuple[float, float], o: Outcome) -> str:
+    """``(0.21 s → 71 ms, CPU time)``: the default's and the setting's medians, and the clock."""
+    return f"({fmt_s(seconds[0])} → {fmt_s(seconds[1])}, {clock_name(o.clock)})"
 
 
 
@@ -321,12 +296,6 @@ def fix(e: Effort, r: EffortRow) -> str:
         return f"compile less hard: {write(e, r)}"
     names = " and ".join(f"`{n}`" for n in r.kept) or "the helpers"
     return f"keep {names} out of line: {write(e, r)}"
-
-
-def _more_if_decided(e: Effort, r: EffortRow, best: Outcome) -> bool:
-    """Whether ``r`` saves more compile than ``best`` with a call's cost undecided."""
-    o = e.outcome(r)
-    return o.verdict(r) == UNDECIDED and o.compile.kind == FASTER and o.saved_s > best.saved_s
 
 
 def verdict_words(e: Effort, r: EffortRow) -> str:
@@ -359,16 +328,11 @@ def run_time(e: Effort, rows: list[EffortRow]) -> list[str]:
     """Where a setting calls faster than the user's own ``compiler_options``: said."""
     if not e.baseline:
         return []
-    out = []
-    for r in rows:
-        o = e.outcome(r)
-        if r.name != OUT_OF_LINE and r.outputs in MATCHING and o.execute.kind == FASTER:
-            out.append(f"at `{r.name}` a call {verb(o.clock)} {times(o.execute, o.clock)} "
-                       f"than with your own "
-                       f"`compiler_options={options_text(e.baseline)}` {interval(o.execute)} "
-                       f"({fmt_s(o.execute_s[0])} → {fmt_s(o.execute_s[1])}, {_clock(o)}): "
-                       "your options cost run time")
-    return out
+    faster = [(r, o) for r in rows if r.name != OUT_OF_LINE and r.outputs in MATCHING
+              and (o := e.outcome(r)).execute.kind == FASTER]
+    return [f"at `{r.name}` a call {verb(o.clock)} {times(o.execute, o.clock)} than with your "
+            f"own `compiler_options={options_text(e.baseline)}` {interval(o.execute)} "
+            f"{_figures(o.execute_s, o)}: your options cost run time" for r, o in faster]
 
 
 def cause_words(x: Cause) -> tuple[str, str]:
@@ -381,7 +345,9 @@ def cause_words(x: Cause) -> tuple[str, str]:
     r = next(r for r in e.recommended() if r in rows)
     o = e.outcome(r)
     worth = "" if o.break_even is None else f": {pays(o)}"
-    open_ = [f"`{y.name}`: {verdict_words(e, y)}" for y in rows if _more_if_decided(e, y, o)]
-    said = [f"{at(r)} {compile_words(o)} and {call_words(o)}{worth}", *open_,
+    open_ = [f"`{y.name}`: {verdict_words(e, y)}" for y in rows  # more compile saved, undecided
+             if (p := e.outcome(y)).verdict(y) == UNDECIDED and p.compile.kind == FASTER
+             and p.saved_s > o.saved_s]
+    said = [f"{at(r)} {compile_words(o)} and {compile_words(o, call=True)}{worth}", *open_,
             *run_time(e, list(rows))]
     return "; ".join(said), fix(e, r)

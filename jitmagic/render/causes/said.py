@@ -83,9 +83,7 @@ def said_of(what: str, d: Difference, clock: Clock, section: Clock | None = None
 
 def of_clock(c: Compared, clock: Clock) -> str:
     """`` of CPU time`` / `` of wall time`` where ``clock`` is not the section's own."""
-    if clock == clock_of(c):
-        return ""
-    return cpu_mark(clock, " of ") or " of wall time"
+    return "" if clock == clock_of(c) else cpu_mark(clock, " of ") or " of wall time"
 
 
 def stopped_first(c: Compared) -> str:
@@ -101,28 +99,19 @@ def why_not(c: Compared) -> str:
 
 def _saved(x: Cause, said: str, clock: Clock) -> str:
     """A judged saving's verdict ``said``, then its seconds on ``clock``."""
-    if x.kind != SAVING:
-        return said
-    return f"{said}, {fmt_s(x.seconds)}{of_clock(x.of, clock)} less"
+    return f"{said}, {fmt_s(x.seconds)}{of_clock(x.of, clock)} less" if x.kind == SAVING else said
 
 
 # --- where the first call's time goes ---------------------------------------------------
 
 def stage_words(x: Cause) -> Words:
     """A stage: what is known of it, and its hint (the loop ``--lines`` found, the scan)."""
-    c = x.of
+    c, table = x.of, flat_table(x.of)
     if x.case == "trace_s":
-        return "", _loop_hint(c)
+        return "", (table.loop_hint() or "") if table is not None else ""
     if x.case == "compile_s":
         return _compile_detail(c), compile_fix(c)
     return "", ""
-
-
-def _loop_hint(c: Compared) -> str:
-    """The Python loop ``--lines`` found building most of the program, and the rewrite."""
-    if c.lines is None or "flat" not in c.lines.tables:
-        return ""
-    return c.lines.flat.loop_hint() or ""
 
 
 def _compile_detail(c: Compared) -> str:
@@ -158,8 +147,7 @@ def compile_fix(c: Compared) -> str:
     table = flat_table(c)
     if table is None:
         return ""
-    unrolled = table.unrolled()
-    if unrolled:
+    if unrolled := table.unrolled():
         return "; ".join(f"line {x.line}'s `unroll={x.unroll}`: {UNROLL_FIX}" for x in unrolled)
     if table.python_loop() is not None:
         return f"{UNROLLED}; `jax.lax.scan` compiles its body once"
@@ -267,10 +255,9 @@ def constants_words(x: Cause) -> Words:
     variant = c.constant_arguments.variants["flat"]
     said = (f"{subject(variant.constants)}; passed as arguments, "
             f"{said_of('the first call', variant.difference, variant.clock, clock_of(c))}")
-    if x.kind != SAVING:
-        return said, ""
-    return _saved(x, said, variant.clock), ("pass the array to the function as an "
-                                             "argument: XLA then neither embeds nor folds it")
+    return _saved(x, said, variant.clock), ("pass the array to the function as an argument: "
+                                             "XLA then neither embeds nor folds it"
+                                             if x.kind == SAVING else "")
 
 
 def second_start_words(x: Cause) -> Words:
@@ -311,10 +298,8 @@ def _writing(c: Compared, row: CacheRow) -> str:
 
 def _cache_fix(measured: SecondStart) -> str:
     """The setting that would give the user a warm cache, from their own settings."""
-    fixes = cache_fixes(measured)
-    if not fixes:
-        return "your settings already cache this program: a second start reads it"
-    return "; then ".join(fix for _, fix in fixes)
+    return "; then ".join(fix for _, fix in cache_fixes(measured)) or \
+        "your settings already cache this program: a second start reads it"
 
 
 #: Each maker of causes' words, by the cause's ``maker``.
@@ -325,14 +310,9 @@ MAKERS: dict[str, Callable[[Cause], Words]] = {
 }
 
 
-def cause_words(x: Cause) -> Words:
-    """What ``x`` says and what to do, by its maker's renderer."""
-    return MAKERS[x.maker](x)
-
-
 def register_causes() -> None:
-    """Word every cause here (:mod:`jitmagic.model.shown`'s registry)."""
-    register("cause", Cause, cause_words)
+    """Word every cause here, by its maker's row of :data:`MAKERS` (what it says, what to do)."""
+    register("cause", Cause, lambda x: MAKERS[x.maker](x))
 
 
 #: Said under two or more measured seconds.
@@ -397,11 +377,9 @@ def blocks(c: Comparison) -> list[Block]:
         out.append(Para([f"no stage of the first call was measured: {stop}"]))
     lines = [line for kind, label in UNRANKED if of[kind]
              for line in (f"{label}:", *(f"  {x.name}: {x.said}" for x in of[kind]))]
-    cut = [x.name for x in of[NOT_MEASURED] if x.said == stop]
-    if cut:
+    if cut := [x.name for x in of[NOT_MEASURED] if x.said == stop]:
         lines.append(f"not measured, since {stop}: {', '.join(cut)}")
-    left = [x for x in of[NOT_MEASURED] if x.said != stop]
-    if left:
+    if left := [x for x in of[NOT_MEASURED] if x.said != stop]:
         lines += ["not measured:", *(f"  {_unmeasured(x)}" for x in left)]
     if of[SAVING]:
         lines.append(OVERLAP)
@@ -431,13 +409,8 @@ def _stages(stages: list[Cause], first: float) -> str:
 
 def _details(stages: list[Cause]) -> list[str]:
     """A stage's line where there is more to say: what was seen in it, what to do."""
-    out = []
-    for x in stages:
-        said = "; ".join(part for part in (x.said, f"what to do: {x.fix}" if x.fix else "")
-                         if part)
-        if said:
-            out.append(f"  {x.name}: {said}")
-    return out
+    return [f"  {x.name}: {said}" for x in stages if (said := "; ".join(
+        part for part in (x.said, f"what to do: {x.fix}" if x.fix else "") if part))]
 
 
 def _unmeasured(x: Cause) -> str:

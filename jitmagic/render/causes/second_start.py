@@ -8,7 +8,6 @@ from ...model.causes.second_start import CacheRow
 from ...model.causes.second_start import SecondStart
 from ...model.causes.second_start import cache_unset
 from ...model.causes.second_start import samples
-from ...model.comparison import Comparison
 from ...model.stats.rule import FASTER
 from ...model.stats.rule import INCONCLUSIVE
 from ...model.stats.rule import SAME
@@ -28,9 +27,9 @@ from ..blocks import Para
 from ..blocks import Pre
 from ..blocks import Table
 from ..blocks import as_text
-from ..blocks import both
-from ..format import fmt_spread
+from ..blocks import part_section
 from ..format import marked_ratio
+from ..format import median_cell
 from ..verdicts import cpu_mark
 from ..verdicts import interval
 from ..verdicts import times
@@ -76,28 +75,23 @@ def intro(s: SecondStart) -> str:
 
 def row_cells(r: CacheRow) -> list[Cell]:
     """One variant's row: medians and min–max, each on the clock its ratio is judged on."""
-    clock = r.clock()
+    clock, d = r.clock(), r.difference
     before, warm = r.seconds_on(clock)
-    d = r.difference
+    mark = cpu_mark(clock, "")  # the clock, where it is CPU time
     if not r.warm:
         warm_cell, ratio = Cell("not measured"), Cell("—")
     elif not r.read:
         warm_cell, ratio = Cell(NOT_READ), Cell("—")
     else:
-        warm_cell = _cell(warm, clock)
-        notes = ["against the first start" * (not r.no_cache), cpu_mark(clock, "")]
-        ratio = Cell(marked_ratio(1 / d.ratio, d), ", ".join(n for n in notes if n))
+        warm_cell = median_cell(warm, mark)
+        ratio = Cell(marked_ratio(1 / d.ratio, d), ", ".join(
+            n for n in ("against the first start" * (not r.no_cache), mark) if n))
     if not r.no_cache:
-        return [Cell(r.name), Cell("not measured"), _cell(before, clock), warm_cell, ratio]
+        return [Cell(r.name), Cell("not measured"), median_cell(before, mark), warm_cell, ratio]
     first = r.writing_clock()
-    return [Cell(r.name), _cell(before, clock),
-            _cell(on(samples(r.cold), FIRST_CALL, first), first), warm_cell, ratio]
-
-
-def _cell(seconds: list[float], clock: Clock) -> Cell:
-    """The median of ``seconds`` with their spread, and the clock where it is CPU time."""
-    return Cell(fmt_s(median(seconds)),
-                ", ".join(part for part in (fmt_spread(seconds), cpu_mark(clock, "")) if part))
+    return [Cell(r.name), median_cell(before, mark),
+            median_cell(on(samples(r.cold), FIRST_CALL, first), cpu_mark(first, "")), warm_cell,
+            ratio]
 
 
 def sentences(s: SecondStart) -> list[str]:
@@ -111,20 +105,12 @@ def sentences(s: SecondStart) -> list[str]:
     if len(s.rows) > 1:
         out.append(nesting(s))
     out += user_settings(s)
-    out += clock_note(s)
-    return out
-
-
-def clock_note(s: SecondStart) -> list[str]:
-    """Which rows are on the process's CPU time; the others are wall time."""
-    busy = [r.name for r in s.rows.values() if r.read and r.clock() == CPU]
-    if not busy:
-        return []
+    busy = [r.name for r in s.rows.values() if r.read and r.clock() == CPU]  # the rest: wall
     quiet = [r.name for r in s.rows.values() if r.read and r.clock() != CPU]
     rest = f"; {' and '.join(quiet)} on wall time" if quiet else ""
-    return [f"the machine was busy: {' and '.join(busy)} compared and shown on the process's "
-            f"CPU time, seconds and ratio alike{rest} (what remains warm, and its share, "
-            "are JAX's events: wall time)"]
+    return out + [f"the machine was busy: {' and '.join(busy)} compared and shown on the "
+                  f"process's CPU time, seconds and ratio alike{rest} (what remains warm, and "
+                  "its share, are JAX's events: wall time)"] * bool(busy)
 
 
 def saving(r: CacheRow) -> str:
@@ -217,8 +203,7 @@ def _s(x: float | None) -> str:
 
 def nesting(s: SecondStart) -> str:
     """Whether nesting still pays on a second start, by the rule on the warm starts."""
-    unread = [r.name for r in s.rows.values() if not r.read]
-    if unread:
+    if unread := [r.name for r in s.rows.values() if not r.read]:
         return (f"whether nesting pays on a second start: not measured ({NOT_READ} for "
                 f"{' and '.join(unread)})")
     return _by_rule(s.nesting, s.clock(), {
@@ -260,8 +245,4 @@ def _cache_fix(s: SecondStart, unset: str) -> tuple[str, str]:
             f"({float(s.user.min_compile_s)!r} s)",
             "set `jax_persistent_cache_min_compile_time_secs` to 0")
 
-
-def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """The second start, where ``--cache`` measured it."""
-    record = c.second_start
-    return None if record is None else both(blocks(record))
+section = part_section("second_start", lambda s, _: blocks(s), lambda *_: [], "")

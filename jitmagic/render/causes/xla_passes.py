@@ -22,8 +22,8 @@ from ..blocks import Cell
 from ..blocks import Heading
 from ..blocks import Para
 from ..blocks import Table
-from ..blocks import answer_first
 from ..blocks import as_text
+from ..blocks import part_section
 from .said import xla_parts
 
 HEADING = "Where XLA spends the compile"
@@ -58,9 +58,13 @@ def blocks(x: XlaPasses, warm: dict[str, float] | None = None,
             continue
         out += _variant(variant, c, where)
         if variant in (warm or {}):
-            out.append(_not_cold(variant, c.compile_s, (warm or {})[variant]))
-    said = nesting_sentence(x)
-    if said:
+            out.append(Para([f"Not cold: the {variant} profiled compile took "
+                             f"{fmt_s(c.compile_s)}, under {WARM_SHARE:.0%} of a cold compile "
+                             f"of the comparison's runs ({fmt_s((warm or {})[variant])}): the "
+                             "compiler kept something from earlier compiles in this process, "
+                             "so these shares are of a compile that did less work than a cold "
+                             "one."], kind="warning"))
+    if said := nesting_sentence(x):
         out.append(Para([said]))
     if x.stopped:
         out.append(Para([f"PARTIAL: {x.stopped}"], kind="warning"))
@@ -87,7 +91,8 @@ def _variant(variant: str, c: ProfiledCompile, where: str | None = None) -> list
     if not c.passes:
         return [Para([line, "no HLO pass was read from the profile"], kind="note")]
     ranked = sorted(c.passes, key=lambda p: (-p.seconds, p.name))
-    rows: list[list[str | Cell]] = [[Cell(_named(p.name), code=True), fmt_s(p.seconds),
+    rows: list[list[str | Cell]] = [[Cell(p.name + " (the HLO verifier)" * (p.name == VERIFIER),
+                                          code=True), fmt_s(p.seconds),
                                      pct(c.share(p.seconds)), f"{p.runs:,}"]
                                     for p in ranked[:TOP]]
     left = sum(p.seconds for p in ranked[TOP:])
@@ -99,9 +104,7 @@ def _variant(variant: str, c: ProfiledCompile, where: str | None = None) -> list
 
 def _part_said(c: ProfiledCompile, part: str) -> str:
     """``HLO passes (87 kinds) 3.32 s (79%; ...)``: a part's words, seconds and share."""
-    seconds = {"before_passes": c.before_passes_s, "serialize": c.serialize_s,
-               "deserialize": c.deserialize_s, "hlo_passes": c.hlo_passes_s,
-               "codegen": c.codegen_s, "rest": c.rest_s}[part]
+    seconds = getattr(c, f"{part}_s")  # the record's field of each part
     words = PART_WORDS[part]
     if part == "hlo_passes":
         words += f" ({len(c.passes)} kinds)"
@@ -113,21 +116,12 @@ def _part_said(c: ProfiledCompile, part: str) -> str:
 def _inside(c: ProfiledCompile, part: str) -> str:
     """``; the main fusion pass `Main fusion (jit_g)` 3.02 s, 72%``: what was read inside."""
     events = compile_events.of(c.backend)
-    said = [f"{named.label} {_biggest(n.biggest, n.events, part)}{fmt_s(n.seconds)}, "
-            f"{pct(c.share(n.seconds))}" for n in c.named
+    said = [f"{named.label} {f'`{n.biggest}` ' * (n.events == 1 and part == 'hlo_passes')}"
+            f"{fmt_s(n.seconds)}, {pct(c.share(n.seconds))}" for n in c.named
             if (named := events.named_as(n.key)) is not None and named.within == part]
     if part == "codegen" and c.llvm_s is not None:
         said.append(f"LLVM's compile to machine code {pct(c.share(c.llvm_s))}")
     return "".join(f"; {s}" for s in said)
-
-
-def _biggest(name: str, events: int, part: str) -> str:
-    """The one event a named part was made of, in code marks; "" where several made it."""
-    return f"`{name}` " if events == 1 and part == "hlo_passes" else ""
-
-
-def _named(name: str) -> str:
-    return f"{name} (the HLO verifier)" if name == VERIFIER else name
 
 
 #: The least move of one pass's share of the compile that is named (one sample a side).
@@ -183,22 +177,11 @@ def text(x: XlaPasses) -> str:
     return as_text(blocks(x))
 
 
-def _not_cold(variant: str, profiled_s: float, cold_s: float) -> Para:
-    return Para([f"Not cold: the {variant} profiled compile took {fmt_s(profiled_s)}, under "
-                 f"{WARM_SHARE:.0%} of a cold compile of the comparison's runs "
-                 f"({fmt_s(cold_s)}): the compiler kept something from earlier compiles in "
-                 "this process, so these shares are of a compile that did less work than a "
-                 "cold one."], kind="warning")
-
-
-def warm_compiles(c: Comparison) -> dict[str, float]:
+def warm_compiles(x: XlaPasses, c: Comparison) -> dict[str, float]:
     """The variants whose profiled compile was not cold, each with its runs' cold compile."""
-    record, platform = c.xla_passes, c.env.get("backend")
-    if record is None:
-        return {}
     return {v: reference(on(c.variants[v].samples, COMPILE, WALL))
-            for v, p in record.compiles.items() if v in c.variants
-            and warm_extra(p.compile_s, c.variants[v].samples, platform)}
+            for v, p in x.compiles.items() if v in c.variants
+            and warm_extra(p.compile_s, c.variants[v].samples, c.env.get("backend"))}
 
 
 def answer(x: XlaPasses, warm: dict[str, float]) -> list[Block]:
@@ -216,15 +199,12 @@ def answer(x: XlaPasses, warm: dict[str, float]) -> list[Block]:
 FOLDED = "each compile's parts and HLO passes, and what nesting moved"
 
 
-def section(c: Comparison, plot: bool = True, verbose: bool = False) -> tuple[str, str] | None:
-    """Where XLA spent its profiled compiles (``--xla``), and which were not cold."""
-    record = c.xla_passes
-    if record is None:
-        return None
-    target = target_of(c.env)
-    where = None if target is None else (
-        f" for the TPU {target.topology}, on this host ({target.host}): this host's seconds")
-    warm = warm_compiles(c)
-    full = blocks(record, warm, where)
-    return answer_first(answer(record, warm), full[1:] if record.reason is None else [],
-                        FOLDED, verbose)
+def _rest(x: XlaPasses, c: Comparison, plot: bool) -> list[Block]:
+    """All but the heading, for what the comparison compiled (``--target``: this host's)."""
+    t = target_of(c.env)
+    where = None if t is None else (
+        f" for the TPU {t.topology}, on this host ({t.host}): this host's seconds")
+    return blocks(x, warm_compiles(x, c), where)[1:] if x.reason is None else []
+
+
+section = part_section("xla_passes", lambda x, c: answer(x, warm_compiles(x, c)), _rest, FOLDED)

@@ -34,21 +34,17 @@ ORDERING_PANELS = (("first_call_s", "first call (cold: caches cleared)"),
           ("execute_s", "per call (steady state)"))
 
 
-def _colors(names: list[str], highlight: str | None) -> list[str]:
-    if highlight is not None:
-        return [ORDERING_HIGHLIGHT if n == highlight else ORDERING_REFERENCE for n in names]
-    return [ORDERING_TOGGLED if n in TOGGLED else ORDERING_REFERENCE for n in names]
-
-
 def orderings_figure(o: Orderings, highlight: str | None = None) -> Figure:
     """Two bar panels, cold first call and steady per call, one bar per ordering."""
     names = [n for n in ORDERINGS if n in o.rows and o[n].error is None]
     fig = Figure(figsize=(9, 2.8), layout="constrained", dpi=DPI)
+    colors = [ORDERING_HIGHLIGHT if n == highlight else ORDERING_TOGGLED
+              if highlight is None and n in TOGGLED else ORDERING_REFERENCE for n in names]
     panels = []
     for key, label in ORDERING_PANELS:  # per call on the verdict's clock, first call on wall time
         clock = o.clock() if key == EXECUTE else WALL
         panels.append(([on(o[n].samples, key, clock) for n in names],
-                       f"{label}, {clock_name(clock)}", _colors(names, highlight)))
+                       f"{label}, {clock_name(clock)}", colors))
     bar_panels(fig, names, panels, edgecolor=EDGE, linewidth=0.5)
     if highlight is None:
         fig.suptitle(f"{plain(o.entry)}, batch {plain(o.batch)}: four orderings", fontsize=11)

@@ -79,17 +79,13 @@ def phases_figure(c: Comparison) -> Figure:
     _execute_panel(steady, c, names)
     handles, labels = cold.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda i: labels[i] == MARKER)  # marker last
+    # one legend row where the labels fit the figure's width at 10 pt, else two
+    columns = max(len(labels), 1) if sum(map(len, labels)) <= LEGEND_ROW_CHARS else \
+        -(-len(labels) // 2)
     fig.legend([handles[i] for i in order], [labels[i] for i in order], title=LEGEND_TITLE,
-               loc="outside lower center", ncol=_columns(labels), fontsize=LEGEND_PT,
+               loc="outside lower center", ncol=columns, fontsize=LEGEND_PT,
                title_fontsize=LEGEND_PT, frameon=False)
     return fig
-
-
-def _columns(labels: list[str]) -> int:
-    """One legend row where the labels fit the figure's width at 10 pt, else two."""
-    if sum(len(x) for x in labels) <= LEGEND_ROW_CHARS:
-        return max(len(labels), 1)
-    return -(-len(labels) // 2)
 
 
 def _cold_panel(ax: Axes, c: Comparison, names: list[str]) -> None:

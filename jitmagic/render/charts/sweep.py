@@ -50,9 +50,8 @@ def _axis(ax: Any, xs: list[Any], labelled: list[Any], step: int, loglog: bool) 
 
 def sweep_figure(c: Sweep) -> Figure:
     """One panel per phase: median seconds against the swept value, both variants."""
-    sweep = c
-    name, values = plain(sweep.name), list(sweep.values)[:MAX_POINTS]
-    left = len(sweep.values) - len(values)
+    name, values = plain(c.name), list(c.values)[:MAX_POINTS]
+    left = len(c.values) - len(values)
     loglog = log_scale(values)
     xs = values if loglog else list(range(len(values)))
     meds, ks = medians(c), exponents(c)

@@ -20,11 +20,13 @@ from ...model.ledger.rows import EagerLine
 from ...model.ledger.rows import FunctionRow
 from ...model.saved.schema import printable
 from ...model.shown import register
+from ...model.stats.units import counted
 from ...model.stats.units import fmt_s
 from ..blocks import Block
 from ..blocks import Image
 from ..blocks import Para
 from ..blocks import Strong
+from ..blocks import aligned
 from ..blocks import as_html
 from ..bundle import page
 from ..bundle import with_note
@@ -45,26 +47,25 @@ from .words import MAX_ROWS
 from .words import MAX_VALUES
 from .words import clip
 from .words import clip_place
-from .words import columns
 from .words import defined
 from .words import defined_place
 from .words import explanations
 from .words import place
-from .words import plural
 from .words import shown
 
 
 def answer(ledger: Ledger) -> str:
     """The ledger in a sentence or two: what compiled again first, then all compile seconds."""
     where = f"{ledger.source}'s {fmt_s(ledger.wall_s)}"
-    others = _others(ledger)
+    n = len(ledger.other_threads)  # what threads running before the run compiled meanwhile
+    others = f" (and {counted(n, 'compile')} on threads that ran before it, below)" if n else ""
     if ledger.count == 0:
         return (f"No compiles in {ledger.source} ({fmt_s(ledger.wall_s)}): nothing was "
                 "traced or compiled (its jitted functions were compiled before, or it "
                 f"called no jit){others}.")
     threads = {c.thread for c in ledger.watched}
     summed = f", summed over {len(threads)} threads" if len(threads) > 1 else ""
-    total = (f"{plural(ledger.count, 'compile')} took {fmt_s(ledger.seconds)} of {where} "
+    total = (f"{counted(ledger.count, 'compile')} took {fmt_s(ledger.seconds)} of {where} "
              f"({CLOCK}{summed})")
     if ledger.again == 0:
         return f"none compiled again: each function compiled once; {total}{others}."
@@ -80,23 +81,17 @@ def _again_said(ledger: Ledger) -> str:
     if not mine:
         top = max(rows, key=_again_seconds)
         return (f"eager ops (jnp calls outside any jit) compiled again "
-                f"{plural(eager, 'time')} ({fmt_s(ledger.again_seconds)}), "
+                f"{counted(eager, 'time')} ({fmt_s(ledger.again_seconds)}), "
                 f"`{printable(shown(top.function, top.call_text))}` most")
     top, rest = mine[0], mine[1:]
     said = (f"`{printable(top.function)}`{defined(top.defined_at, ledger)} compiled again "
-            f"{plural(top.again, 'time')} ({fmt_s(_again_seconds(top))})")
+            f"{counted(top.again, 'time')} ({fmt_s(_again_seconds(top))})")
     if rest:
-        said += (f"; {plural(len(rest), 'other function')} "
-                 f"{plural(sum(r.again for r in rest), 'time')}")
+        said += (f"; {counted(len(rest), 'other function')} "
+                 f"{counted(sum(r.again for r in rest), 'time')}")
     if eager:
-        said += f"; eager ops (jnp calls outside any jit) {plural(eager, 'time')}"
+        said += f"; eager ops (jnp calls outside any jit) {counted(eager, 'time')}"
     return said
-
-
-def _others(ledger: Ledger) -> str:
-    """What threads running before the run compiled meanwhile, said where they did."""
-    n = len(ledger.other_threads)
-    return f" (and {plural(n, 'compile')} on threads that ran before it, below)" if n else ""
 
 
 def _again_seconds(row: FunctionRow) -> float:
@@ -153,7 +148,7 @@ def _folded(rows: list[FunctionRow]) -> tuple[list[FunctionRow], list[FunctionRo
 
 def folded_line(folded: list[FunctionRow]) -> str:
     """``… and 6 eager ops that compiled once (212 ms, jnp calls outside any jit)``."""
-    return (f"… and {plural(len(folded), 'eager op')} that compiled once "
+    return (f"… and {counted(len(folded), 'eager op')} that compiled once "
             f"({fmt_s(sum(r.seconds for r in folded))}, jnp calls outside any jit)")
 
 
@@ -168,15 +163,14 @@ def _not_kept(ledger: Ledger) -> Iterable[str]:
                "the run, after so many misses (JAX compares each miss with every earlier "
                "one, so explaining grows slower as misses add up): later recompiles are "
                "counted, their reasons not known")
-    others = ledger.other_threads
-    if others:
+    if others := ledger.other_threads:
         yield ""
-        yield (f"Other threads compiled {plural(len(others), 'time')} meanwhile "
+        yield (f"Other threads compiled {counted(len(others), 'time')} meanwhile "
                f"({fmt_s(sum(c.seconds for c in others))}), not counted above:")
         for row in ledger.functions(others)[:MAX_ROWS]:
             threads = sorted({c.thread for c in others if c.function == row.function})
             yield (f"  `{printable(row.function)}` on {', '.join(map(printable, threads))}: "
-                   f"{plural(row.compiles, 'compile')}, {fmt_s(row.seconds)}")
+                   f"{counted(row.compiles, 'compile')}, {fmt_s(row.seconds)}")
 
 
 def _stale(ledger: Ledger) -> Iterable[str]:
@@ -205,25 +199,20 @@ def _table(rows: list[FunctionRow], ledger: Ledger) -> Iterable[str]:
     body = [(clip(shown(r.function, r.call_text) if r.eager else r.function),
              clip_place(defined_place(r.defined_at, ledger, r.eager)),
              str(r.compiles), str(r.again),
-             *(_stage(r, s) for s in ("trace_s", "lower_s", "compile_s")),
+             *("—" if r.omitted or s not in r.stage_seconds else fmt_s(r.stage_seconds[s])
+               for s in ("trace_s", "lower_s", "compile_s")),  # "—": some only counted
              fmt_s(r.seconds)) for r in rows[:MAX_ROWS]]
-    yield from columns(head, body, left=2)
+    yield from aligned((head, *body), left=2)
     if len(rows) > MAX_ROWS:
         rest = rows[MAX_ROWS:]
-        yield (f"… and {plural(len(rest), 'more function')}: "
-               f"{plural(sum(r.compiles for r in rest), 'compile')}, "
+        yield (f"… and {counted(len(rest), 'more function')}: "
+               f"{counted(sum(r.compiles for r in rest), 'compile')}, "
                f"{fmt_s(sum(r.seconds for r in rest))}")
-
-
-def _stage(row: FunctionRow, stage: str) -> str:
-    """A row's seconds in one stage; "—" where some compiles were only counted."""
-    return "—" if row.omitted or stage not in row.stage_seconds else \
-        fmt_s(row.stage_seconds[stage])
 
 
 def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
     yield (f"`{printable(row.function)}`{defined(row.defined_at, ledger)}: compiled again "
-           f"{plural(row.again, 'time')}, {fmt_s(_again_seconds(row))}")
+           f"{counted(row.again, 'time')}, {fmt_s(_again_seconds(row))}")
     again = [r for r in row.reasons if r.kind in AGAIN]
     for reason in again[:MAX_REASONS]:
         threads = [t for t in reason.threads if t != ledger.thread]
@@ -233,8 +222,7 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
             code = f"  {clip(said, 100)}" if said else ""
             yield f"      at {clip(place(site, ledger) or site, 100)}{code}" + \
                   (f" ({n}×)" if n > 1 else "")
-        said = advice(reason)
-        if said:
+        if said := advice(reason):
             yield f"      {said}"
         if reason.kind == OTHER and reason.text:
             yield f"      JAX: {clip(' '.join(reason.text.split()), 300)}"
@@ -242,9 +230,7 @@ def _why(row: FunctionRow, ledger: Ledger) -> Iterable[str]:
             yield f"      {clip(' '.join(explained(reason).split()), 300)}"
     if len(again) > MAX_REASONS:
         yield f"  … and {len(again) - MAX_REASONS} more reasons"
-    bridge = jitcompare_line(row, ledger.source_file) if ledger.source in MAGIC_SOURCES \
-        else None
-    if bridge:
+    if ledger.source in MAGIC_SOURCES and (bridge := jitcompare_line(row, ledger.source_file)):
         yield f"  is one compile of it slow? {printable(bridge)} measures it flat against nested"
 
 
@@ -253,7 +239,8 @@ def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
     if not eager:
         return
     yield (f"eager ops (jnp/lax calls outside any jit): compiled again "
-           f"{plural(sum(x.count for x in eager), 'time')}, {fmt_s(sum(x.seconds for x in eager))}")
+           f"{counted(sum(x.count for x in eager), 'time')}, "
+           f"{fmt_s(sum(x.seconds for x in eager))}")
     for x in eager[:MAX_ROWS]:
         code = f"  {clip(x.call_text, 100)}" if x.call_text else ""
         where = clip(place(x.call_site, ledger) or x.call_site or "an unknown line", 100)
@@ -266,8 +253,7 @@ def _eager_why(eager: list[EagerLine], ledger: Ledger) -> Iterable[str]:
         yield f"      at {where}{code}"
     if len(eager) > MAX_ROWS:
         yield f"  … and {len(eager) - MAX_ROWS} more lines"
-    anew = [x for x in eager if x.made_anew]
-    if anew:
+    if anew := [x for x in eager if x.made_anew]:
         arg = f"`{clip(anew[0].made_anew[0])}`" if len(anew) == 1 and \
             len(anew[0].made_anew) == 1 else "each function made anew"
         yield f"  fix{', where made anew' if len(anew) < len(eager) else ''}: " \
@@ -311,14 +297,9 @@ def html_document(ledger: Ledger, plot: bool = True, note: str | None = None) ->
                 f"<h1>jitwatch: every compile of {html.escape(source)}, and why</h1>\n{body}")
 
 
-def summary(ledger: Ledger) -> str:
-    """A ledger's ``repr``: ``<Ledger: 5 compiles, 2 again>``."""
-    return f"<Ledger: {ledger.count} compiles, {ledger.again} again>"
-
-
 def register_ledger() -> None:
     """Word the ledger's records' ``repr``."""
-    register("summary", Ledger, summary)
+    register("summary", Ledger, lambda x: f"<Ledger: {x.count} compiles, {x.again} again>")
     register("summary", LedgerDiff,
              lambda d: f"<LedgerDiff: {d.old.again} → {d.new.again} compiles again>")
 
@@ -334,8 +315,7 @@ def gate_lines(ledger: Ledger) -> Iterable[str]:
     broken = ledger.over_gate()
     yield ""
     yield gate_sentence(ledger, broken)
-    for sentence in gate_failures(ledger):
-        yield f"  {sentence}"
+    yield from (f"  {_broken_words(b, ledger)}" for b in broken)
 
 
 def gate_sentence(ledger: Ledger, broken: list[Broken]) -> str:
@@ -343,7 +323,7 @@ def gate_sentence(ledger: Ledger, broken: list[Broken]) -> str:
     allowed = _allowed(ledger)
     if not broken:
         return f"Gate held: allowed {allowed}; {_held(ledger)}."
-    over = [f"`{printable(b.function)}` compiled {plural(b.compiles, 'time')}"
+    over = [f"`{printable(b.function)}` compiled {counted(b.compiles, 'time')}"
             for b in broken if b.function is not None]
     named = over[:MAX_LINES] + ([f"{len(over) - MAX_LINES} more functions did"]
                                 if len(over) > MAX_LINES else [])
@@ -357,9 +337,9 @@ def _allowed(ledger: Ledger) -> str:
     """What the gate allowed: ``1 compile per function (…) and 4 compiles in all``."""
     parts = []
     if (warm := ledger.gate.fail_after_warmup) is not None:
-        parts.append(f"{plural(warm, 'compile')} per function (eager ops not counted)")
+        parts.append(f"{counted(warm, 'compile')} per function (eager ops not counted)")
     if (cap := ledger.gate.max_compiles) is not None:
-        parts.append(f"{plural(cap, 'compile')} in all")
+        parts.append(f"{counted(cap, 'compile')} in all")
     return " and ".join(parts)
 
 
@@ -368,10 +348,10 @@ def _held(ledger: Ledger) -> str:
     parts = []
     if ledger.gate.fail_after_warmup is not None:
         most = max((ledger.gated(r) for r in ledger.functions() if not r.eager), default=0)
-        parts.append(f"no function compiled more than {plural(most, 'time')}" if most
+        parts.append(f"no function compiled more than {counted(most, 'time')}" if most
                      else "no function compiled")
     if ledger.gate.max_compiles is not None:
-        parts.append(f"{plural(ledger.count, 'compile')} ran")
+        parts.append(f"{counted(ledger.count, 'compile')} ran")
     return " and ".join(parts)
 
 
@@ -390,7 +370,7 @@ def _broken_words(b: Broken, ledger: Ledger) -> str:
         return (f"{b.compiles} compiles, more than the {b.allowed} allowed "
                 f"(max_compiles={b.allowed}){top}")
     if b.first_late is None:  # counted past the kept compiles: no reason to name
-        return (f"`{printable(b.function)}` compiled {plural(b.compiles, 'time')} here, "
+        return (f"`{printable(b.function)}` compiled {counted(b.compiles, 'time')} here, "
                 f"{b.compiles - b.allowed} after its warm-up of {b.allowed}")
     reason = b.first_late.reason
     said = {FIRST: "for its first compile", UNEXPLAINED: "with no reason from JAX",
@@ -401,7 +381,7 @@ def _broken_words(b: Broken, ledger: Ledger) -> str:
     site = place(b.first_late.call_site, ledger)
     where = f" at {printable(site)}" if site else ""
     late = b.compiles - b.allowed
-    return (f"`{printable(b.function)}` compiled {plural(b.compiles, 'time')} here, {late} after "
+    return (f"`{printable(b.function)}` compiled {counted(b.compiles, 'time')} here, {late} after "
             f"its warm-up of {b.allowed}: the first of them {said}{where}")
 
 
@@ -423,9 +403,9 @@ def diff_text(d: LedgerDiff) -> str:
                  + ", ".join(f"`{clip(r.function)}`" for r in worse) if worse else
                  "No function compiles again more often in NEW.")
     lines.append("")
-    lines += columns(head, body, left=2)
+    lines += aligned((head, *body), left=2)
     if len(rows) > MAX_ROWS:
-        lines.append(f"… and {plural(len(rows) - MAX_ROWS, 'more function')}")
+        lines.append(f"… and {counted(len(rows) - MAX_ROWS, 'more function')}")
     return "\n".join(lines)
 
 

@@ -14,11 +14,11 @@ from ...model.ledger.rows import ReasonRow
 from ...model.ledger.rows import histories
 from ...model.ledger.rows import reason_row
 from ...model.saved.schema import printable
+from ...model.stats.units import counted
 from .words import KIND_WORDS
 from .words import MAX_VALUES
 from .words import clip
 from .words import place
-from .words import plural
 
 
 def reason_words(reason: ReasonRow) -> str:
@@ -35,7 +35,7 @@ def reason_words(reason: ReasonRow) -> str:
         what += f"; and {KIND_WORDS[also.kind]}{changed}"
     hidden = reason.more - len(reason.also[:MAX_VALUES])
     if hidden > 0:
-        what += f"; and {plural(hidden, 'more difference')} JAX named (its words, in a saved " \
+        what += f"; and {counted(hidden, 'more difference')} JAX named (its words, in a saved " \
                 "ledger's text)"
     return what
 

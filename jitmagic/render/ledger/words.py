@@ -1,10 +1,9 @@
-"""The ledger's small words: limits, places, counts, clipped names, columns, eager ops."""
+"""The ledger's small words: limits, places, clipped names, eager ops."""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
 from contextlib import suppress
 
 from ...model.ledger import Ledger
@@ -43,14 +42,6 @@ KIND_WORDS = {FIRST: "first", WEAK_TYPE: "weak type", SHAPE: "shape",
               NEW_FUNCTION: "new function", PYTREE: "pytree", CONTEXT: "context",
               KEYWORD: "keyword argument",
               EAGER: "eager op", UNEXPLAINED: "no reason", OTHER: "other"}
-
-
-def columns(head: tuple[str, ...], body: Sequence[tuple[str, ...]], left: int) -> list[str]:
-    """``head`` and ``body`` as aligned columns, the first ``left`` flush left."""
-    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
-    return ["  ".join(x.ljust(w) if i < left else x.rjust(w)
-                      for i, (x, w) in enumerate(zip(line, widths, strict=True))).rstrip()
-            for line in (head, *body)]
 
 
 def defined(site: str | None, ledger: Ledger) -> str:
@@ -94,10 +85,6 @@ def place(site: str | None, ledger: Ledger) -> str | None:
 def _normal(filename: str) -> str:
     """``filename`` without ``..`` in it; a cell's name as it is."""
     return os.path.normpath(filename) if os.path.isabs(filename) else filename
-
-
-def plural(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def clip(s: str, width: int = 40) -> str:

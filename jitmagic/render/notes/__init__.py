@@ -39,7 +39,9 @@ TEMPLATES: dict[str, str | Callable[[Any], str]] = {
                                    "this measurement"),
     "no_stage_event": lambda n: (f"{n.variant}: JAX reported no {n.phase[:-2]} event for "
                                  f"`{n.entry}` (was it served from a cache?)"),
-    "clock_disagrees": h.clock_disagrees,
+    "clock_disagrees": lambda n: (f"{n.variant}: {n.phase[:-2]} measured {n.ours_s * 1e3:.1f} ms "
+                                  f"but JAX's own event says {n.theirs_s * 1e3:.1f} ms "
+                                  f"({abs(n.ours_s - n.theirs_s) / n.ours_s:.0%} apart)"),
     "ordering_failed": "{ordering} failed:\n{traceback}",
     "sweep_unchanged": "`{name}` did not change the program: every value built {eqns} jaxpr "
                        "equations (flat), so the growth is not fitted; is `{name}` read by the "
@@ -80,7 +82,11 @@ TEMPLATES: dict[str, str | Callable[[Any], str]] = {
                    "`pallas_call` traces (in interpret mode as a jit call; Pallas's Triton and "
                    "Mosaic lowerings emit a jit inside a kernel inline, into the kernel's own "
                    "code)",
-    "backward_passes": h.backward_passes,
+    "backward_passes": lambda n: (
+        "under autodiff each jit call of a helper leaves its backward pass as a jit of its own, "
+        "made from the same trace: the row of nested jit calls counts those too ("
+        + ", ".join(f"{c} of `{f}`" for f, c in zip(n.helpers, n.counts, strict=True))
+        + f"; {sum(n.counts)} in all), a helper's jit calls do not"),
     "same_as_flat": "nothing to nest: the nested program would be the flat one, so it was "
                     "measured once",
     "stays_inline": "`{helper}` stays inline: {why}",
@@ -142,14 +148,23 @@ TEMPLATES: dict[str, str | Callable[[Any], str]] = {
     "out_of_line_no_helper": f"{h.NOT_MEASURED}: the comparison nests no helper",
     "out_of_line_no_nested": f"{h.NOT_MEASURED}: the comparison has no nested variant",
     "out_of_line_raised": f"{h.NOT_MEASURED}: tracing it raised {{error}}: {{message}}",
-    "out_of_line_none_kept": h.none_kept,
+    "out_of_line_none_kept": lambda n: (
+        f"{h.NOT_MEASURED}: no helper could be kept out of line ("
+        + ("; ".join(f"`{r.helper}` {r.why}" for r in n.refused if r.kind == "stays_inline")
+           or "no call of a helper") + ")"),
     "xla_variant_failed": "not measured: the {variant} variant failed in the comparison",
     "xla_raised": "not measured: {error}: {message}",
-    "other_threads_cached": h.other_threads_cached,
+    "other_threads_cached": lambda n: (
+        f"{n.compiles} compile{'s' * (n.compiles != 1)} of another thread used JAX's persistent "
+        "cache while the second start measured: JAX's cache folder is the process's, so "
+        f"{'it' if n.compiles == 1 else 'they'} went to jitmagic's folder (removed after), not "
+        "to your own cache"),
     "no_line_hook": lambda n: ("hits, calls and time per line not measured: "
                                + h.NO_HOOK[n.why].format(n.python)),
     # the big constants passed as arguments (Constants)
-    "captured_not_array": h.captured_not_array,
+    "captured_not_array": lambda n: (
+        f"the program captures {h.NOT_ARRAY.get(n.what, f'a `{n.type_name}` object')}, which is "
+        "not an array of numbers: it is left captured and not measured as an argument"),
     "constant_stuck": lambda n: (f"a constant of {fmt_bytes(n.nbytes)} is read inside a "
                                  f"`{n.stuck_in}` (through a jit call there): left captured"),
     "small_constants": lambda n: (f"{fmt_bytes(n.small)} of the {fmt_bytes(n.total)} of "
@@ -191,8 +206,15 @@ TEMPLATES: dict[str, str | Callable[[Any], str]] = {
                                                   * n.showwarning)),
     "logging_put_back": lambda n: h.said(h.listed(["called logging.disable"] * n.disable + [
         f"changed {h.logger(k)} (its level or handlers)" for k in n.loggers])),
-    "numpy_put_back": h.numpy_settings,
-    "decimal_put_back": h.decimal_context,
+    "numpy_put_back": lambda n: h.said(
+        f"changed numpy's {'error handling' if n.call == 'np.seterr' else 'print options'} ("
+        + n.call + "(" + ", ".join(f"{k}={v}" for k, v in zip(n.settings, n.values, strict=True))
+        + "))"),
+    "decimal_put_back": lambda n: h.said(  # "replaced decimal's context (…; prec=6, it was 28)"
+        f"{'replaced' if n.replaced else 'changed'} decimal's context ("
+        + "; ".join(["decimal.setcontext"] * n.replaced + [f"{k}={v}, it was {w}" for k, v, w
+                                                          in zip(n.settings, n.values, n.was,
+                                                                 strict=True)]) + ")"),
     "setting_put_back": h.setting,
     "signals_put_back": lambda n: h.said(f"set the handler of {h.listed(list(n.signals))} "
                                          "(signal.signal)"),

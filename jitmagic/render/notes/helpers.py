@@ -37,13 +37,6 @@ def held_by(n: Note) -> str:
                "found them as helpers" if ran else ""))
 
 
-def backward_passes(n: Note) -> str:
-    said = ", ".join(f"{c} of `{h}`" for h, c in zip(n.helpers, n.counts, strict=True))
-    return ("under autodiff each jit call of a helper leaves its backward pass as a jit of "
-            "its own, made from the same trace: the row of nested jit calls counts those "
-            f"too ({said}; {sum(n.counts)} in all), a helper's jit calls do not")
-
-
 def rules_only(n: Note) -> str:
     """A ``custom_vjp`` function runs its two rules in its place, a ``custom_jvp`` one."""
     count = f"the {n.equations} equations they add" if n.equations is not None else \
@@ -118,12 +111,6 @@ def leaf_differs(n: Note) -> str:
     return first + (many if n.others else "")
 
 
-def clock_disagrees(n: Note) -> str:
-    gap = abs(n.ours_s - n.theirs_s)
-    return (f"{n.variant}: {n.phase[:-2]} measured {n.ours_s * 1e3:.1f} ms but JAX's own event "
-            f"says {n.theirs_s * 1e3:.1f} ms ({gap / n.ours_s:.0%} apart)")
-
-
 def part(n: Note) -> str:
     """The label of the part a note names (``part``): "second start"."""
     return table.named(n.part).label
@@ -144,22 +131,8 @@ def late_settings(n: Note) -> str:
 
 
 #: What a captured value that is not an array of numbers is, by its kind.
-_NOT_ARRAY = {"tracer": "a tracer (a value leaked from another trace)",
-              "objects": "a NumPy array of Python objects (dtype object)"}
-
-
-def captured_not_array(n: Note) -> str:
-    what = _NOT_ARRAY.get(n.what, f"a `{n.type_name}` object")
-    return (f"the program captures {what}, which is not an array of numbers: it is left "
-            "captured and not measured as an argument")
-
-
-def other_threads_cached(n: Note) -> str:
-    many = n.compiles != 1
-    return (f"{n.compiles} compile{'s' * many} of another thread used JAX's persistent cache "
-            f"while the second start measured: JAX's cache folder is the process's, so "
-            f"{'they' if many else 'it'} went to jitmagic's folder (removed after), not to "
-            "your own cache")
+NOT_ARRAY = {"tracer": "a tracer (a value leaked from another trace)",
+             "objects": "a NumPy array of Python objects (dtype object)"}
 
 
 #: Why a per-line table has no hits, calls or time, by the note's ``why``.
@@ -170,11 +143,6 @@ NO_HOOK = {
     "no_monitoring": "Python {} has no sys.monitoring (3.12+), and a sys.settrace hook "
                      "would make the trace 2-5x slower",
 }
-
-
-def none_kept(n: Note) -> str:
-    why = "; ".join(f"`{r.helper}` {r.why}" for r in n.refused if r.kind == "stays_inline")
-    return f"{NOT_MEASURED}: no helper could be kept out of line ({why or 'no call of a helper'})"
 
 
 def listed(names: list[str]) -> str:
@@ -229,19 +197,6 @@ THINGS: dict[str, Callable[[str], str]] = {
     "own": lambda k: k,
     "global": lambda k: f"your global {k}",
 }
-
-
-def numpy_settings(n: Note) -> str:
-    what = "error handling" if n.call == "np.seterr" else "print options"
-    changed = ", ".join(f"{k}={v}" for k, v in zip(n.settings, n.values, strict=True))
-    return said(f"changed numpy's {what} ({n.call}({changed}))")
-
-
-def decimal_context(n: Note) -> str:
-    """``replaced decimal's context (decimal.setcontext; prec=6, it was 28)``."""
-    parts = ["decimal.setcontext"] * n.replaced + [
-        f"{k}={v}, it was {w}" for k, v, w in zip(n.settings, n.values, n.was, strict=True)]
-    return said(f"{'replaced' if n.replaced else 'changed'} decimal's context ({'; '.join(parts)})")
 
 
 def setting(n: Note) -> str:

@@ -26,6 +26,7 @@ from ...model.stats.units import fmt_bytes
 from ...model.stats.units import fmt_s
 from ..blocks import Image
 from ..blocks import Pre
+from ..blocks import aligned
 from ..blocks import as_html
 from ..bundle import page
 from ..drawing import releases_png
@@ -97,11 +98,9 @@ def bisected(b: Bisection) -> list[str]:
 
 def headline(r: Releases) -> str:
     """The answer: the first finding, else the largest change, else that there is none."""
-    found = findings(r)
-    if found:
+    if found := findings(r):
         return found[0]
-    ranked = sorted(_changed(r), key=lambda pair: -abs(math.log(pair[1].judged.ratio)))
-    if ranked:
+    if ranked := sorted(_changed(r), key=lambda pair: -abs(math.log(pair[1].judged.ratio))):
         return _change(*ranked[0])
     names = ", ".join(x.release for x in r.results)
     if not r.changes:
@@ -221,19 +220,13 @@ def _stage(position: str | None) -> tuple[str, str]:
 
 def table(r: Releases) -> list[str]:
     """The stages, the program's figures and the nesting verdict, a column a release."""
-    head = ["flat, wall time", *(x.release + " (none)" * (x.measured is None)
-                                  for x in r.results)]
-    rows = [head]
-    for phase in PHASES:
-        rows.append([PHASE_LABELS[phase], *(_cell(x.measured, phase) for x in r.results)])
-    for figure, label in FIGURES.items():
-        rows.append([label, *(_figure(x.measured, figure) for x in r.results)])
-    rows.append([NESTING, *(say(c.verdict.difference, c.verdict.clock) if c else "—"
-                            for c in (x.measured for x in r.results))])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    return ["  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-                             ).rstrip() for row in rows]
+    measured = [x.measured for x in r.results]
+    return aligned([["flat, wall time", *(x.release + " (none)" * (x.measured is None)
+                                          for x in r.results)],
+                    *([PHASE_LABELS[p], *(_cell(c, p) for c in measured)] for p in PHASES),
+                    *([label, *(_figure(c, f) for c in measured)] for f, label in FIGURES.items()),
+                    [NESTING, *(say(c.verdict.difference, c.verdict.clock) if c else "—"
+                                for c in measured)]], left=1, indent="  ")
 
 
 def _cell(c: Comparison | None, phase: str) -> str:
