@@ -21,8 +21,8 @@ from support import comparison
 from support import variant
 
 import jitmagic
+from jitmagic.measure.sampling.stops import first_line
 from jitmagic.measure.sampling.structure import jaxpr_text
-from jitmagic.measure.variants.preflight import _first_line
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import Orderings
 from jitmagic.model.stats.rule import median
@@ -170,7 +170,7 @@ def test_every_layer_cuts_a_long_line_the_one_way():
     assert cut_to("abcdef", 4) == "abc…"
     long = "x" * 500
     assert shown_name(long, 10) == plain(long, 10) == cut_to(long, 10) == "x" * 9 + "…"
-    assert _first_line(ValueError(long + "\nmore")) == cut_to(long, 100)
+    assert cut_to(first_line(ValueError(long + "\nmore")), 100) == cut_to(long, 100)
 
 
 def test_execute_panel_counts_in_ms_when_calls_take_ms(report):

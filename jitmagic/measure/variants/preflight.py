@@ -15,6 +15,7 @@ from ...model.notes import Note
 from ...model.notes import mentions
 from ...model.stats.units import cut_to
 from ..discovery.discover import trace_once
+from ..sampling.stops import first_line
 from ..sampling.structure import count_equations
 from ..sampling.structure import count_nested_calls
 from .build import build_variant
@@ -112,8 +113,8 @@ def _failing(error: BaseException, variant: Variant) -> tuple[str, Note] | None:
     innermost = max(on_stack, key=lambda n: codes.index(helpers[n].code), default=None)
     if innermost is None:
         return None
-    said = (str(error).strip().splitlines() or [""])[0]
-    return innermost, Inline("inline_trace_fails", type(error).__name__, cut_to(said, 100))
+    said = cut_to(first_line(error), 100)
+    return innermost, Inline("inline_trace_fails", type(error).__name__, said)
 
 
 class LeakSearch:
