@@ -62,6 +62,9 @@ from .showing import ABANDONED_SHOWING
 from .showing import Showing
 from .stderr_progress import drawing
 
+#: The options that name a file (IPython leaves the quotes on them).
+PATHS = ("save", "html", "trace", "baseline")
+
 
 def options_of(tool: str) -> Callable[[Any], Any]:
     """Decorate ``tool``'s magic with every option it takes, as its ``--help`` lists them."""
@@ -118,10 +121,10 @@ class JitCompareMagics(Magics):
         try:
             held.install()  # as usual until the measurement ends: measure_source holds it
             result, args, progress = self._measured(line, cell, start)
-            try:
-                self._present(result, args, progress, held)
-            except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
-                raise CellInterrupted(str(exc) or ABANDONED_SHOWING) from None
+            present(result, args, lambda plot: bundle(result, plot=plot, verbose=args.verbose,
+                                                      width=columns()),
+                    lambda r: text(r, verbose=args.verbose, width=columns()), held,
+                    progress=progress)
         except CellInterrupted:
             raise
         except KeyboardInterrupt as exc:  # before there was a result: said, in one line
@@ -144,7 +147,7 @@ class JitCompareMagics(Magics):
         else:
             source = cellmod.as_numbered(cell, self.shell.transform_cell(cell))
         try:
-            args = self._parse_options(line)
+            args = parsed_line(self.jitcompare, line, PATHS)
             options = Options.from_namespace(args)
             checked_reports(args)  # before measuring: the cell may chdir
             with drawing(progress_for(options, self.shell)) as progress:
@@ -161,7 +164,7 @@ class JitCompareMagics(Magics):
         form is refused."""
         if cell is None:
             raise UsageError(LINE_FORM)
-        args = self._parse_options(line)
+        args = parsed_line(self.jitcompare, line, PATHS)
         try:
             found = of_cell(cell, line, args, Entry(command.__name__,
                                                     command.measure_in_child.__name__))
@@ -174,51 +177,46 @@ class JitCompareMagics(Magics):
             raise UsageError(str(exc)) from None
         return found if args.output else None
 
-    def _parse_options(self, line: str) -> argparse.Namespace:
-        """The options of ``line``; a path keeps no quotes (IPython leaves them on)."""
-        try:
-            args = parse_argstring(self.jitcompare, line)
-            args.save, args.html, args.trace = map(unquoted, (args.save, args.html, args.trace))
-            args.baseline = unquoted(args.baseline)
-            return args
-        except ValueError as exc:  # e.g. an unclosed quote
-            raise UsageError(f"cannot read the options {line!r}: {exc}") from None
-        except UsageError as exc:
-            raise UsageError(with_option_hint(str(exc), self.jitcompare.parser)) from None
 
-    def _present(self, result: Comparison | Sweep, args: argparse.Namespace,
-                 progress: Any, held: CtrlCHeld) -> None:
-        present(result, args, lambda showing, shown: self._show(result, args, progress,
-                                                                  showing, shown),
-                lambda r: text(r, verbose=args.verbose, width=columns()), held)
-
-    def _show(self, result: Comparison | Sweep, args: argparse.Namespace, progress: Any,
-              showing: Showing, shown: list[bool]) -> None:
-        """The result, in the progress display where there is one (a saved notebook keeps the
-        result alone)."""
-        data = charted(lambda plot: bundle(result, plot=plot, verbose=args.verbose,
-                                           width=columns()), showing, not args.no_plot)
-        if not (isinstance(progress, NotebookProgress) and progress.show(data)):
-            display(data, raw=True)
-        shown[0] = True
+def parsed_line(magic: Any, line: str, paths: tuple[str, ...]) -> argparse.Namespace:
+    """The options of ``line`` for ``magic``; those naming ``paths`` keep no quotes (IPython leaves
+    them on)."""
+    try:
+        args = parse_argstring(magic, line)
+    except ValueError as exc:  # e.g. an unclosed quote
+        raise UsageError(f"cannot read the options {line!r}: {exc}") from None
+    except UsageError as exc:  # an unknown option: what it may have meant
+        raise UsageError(with_option_hint(str(exc), magic.parser)) from None
+    for name in paths:
+        setattr(args, name, unquoted(getattr(args, name)))
+    return args
 
 
 def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
-            show: Callable[[Showing, list[bool]], None], text_of: Callable[[Any], str],
-            held: CtrlCHeld | None = None, said: Callable[[str, str], str] = wrote) -> None:
-    """Show ``result``, then save it, under :class:`~.showing.Showing`'s stop rule: a second Ctrl-C
-    shows at least its text, saves what had not begun, then raises one line."""
-    showing, shown = Showing.after(held.last if held else None), [False]
+            make: Callable[[bool], dict[str, str]], text_of: Callable[[Any], str],
+            held: CtrlCHeld | None = None, said: Callable[[str, str], str] = wrote,
+            progress: Any = None) -> None:
+    """Show ``result`` (``make(plot)``: its bundle, in ``progress``'s display where there is one:
+    a saved notebook keeps the result alone), then save it, under :class:`~.showing.Showing`'s
+    stop rule: a second Ctrl-C shows at least its text, saves what had not begun, then raises
+    one line."""
+    showing, shown = Showing.after(held.last if held else None), False
     begun: list[str] = []  # the reports whose writing began
     try:
         with showing.active():
             if held is not None and held.twice(ABANDON_S):  # two since it ended: a second
                 raise KeyboardInterrupt(ABANDONED_SHOWING)
-            show(showing, shown)
+            # the charts optional; a Ctrl-C between parts is only noted: this takes no time
+            data = make(False) if args.no_plot else showing.part(
+                "the charts", lambda: make(True), lambda: make(False), optional=True)
+            data = with_note(data, stopped_note(showing.stopped)) if showing.stopped else data
+            if not (isinstance(progress, NotebookProgress) and progress.show(data)):
+                display(data, raw=True)
+            shown = True
             # paths checked before measuring; a late failure keeps the result
             _said(*write_outputs(result, args, showing, begun, said=said))
-    except KeyboardInterrupt:  # held again from here (``held``): nothing below is cut
-        if not shown[0]:  # abandoned before anything was shown: the text at least
+    except KeyboardInterrupt as exc:  # held again from here (``held``): nothing below is cut
+        if not shown:  # abandoned before anything was shown: the text at least
             print(text_of(result))
         if args.save and "--save" not in begun:
             _said(*write_outputs(result, argparse.Namespace(save=args.save, html=None),
@@ -227,16 +225,7 @@ def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
             _said([], [not_written("--save", args.save)])
         if args.html:  # the page takes its charts' time: a second Ctrl-C leaves it out
             _said([], [not_written("--html", args.html)])
-        raise
-
-
-def charted(make: Callable[[bool], dict[str, str]], showing: Showing,
-            plot: bool) -> dict[str, str]:
-    """``make(plot)``, its charts an optional part of ``showing``, with a note of what a Ctrl-C
-    stopped (between parts it is only noted: this takes no time)."""
-    data: dict[str, str] = showing.part("the charts", lambda: make(True),
-                                        lambda: make(False), optional=True) if plot else make(False)
-    return with_note(data, stopped_note(showing.stopped)) if showing.stopped else data
+        raise CellInterrupted(str(exc) or ABANDONED_SHOWING) from None
 
 
 def columns() -> int:

@@ -11,29 +11,23 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics
 from IPython.core.magic import line_cell_magic
 from IPython.core.magic import magics_class
-from IPython.core.magic_arguments import parse_argstring
-from IPython.display import display
 
 from ...cell.source import as_numbered
 from ...errors import CannotWriteError
 from ...errors import InputError
 from ...errors import RecompiledError
 from ...model.ledger import Ledger
-from ...options.hints import with_option_hint
 from ...options.table import MAGIC
 from ...options.table import WATCH
 from ...options.table import specs_for
 from ...render.ledger import bundle
 from ...render.ledger import text
 from ..magic import CellInterrupted
-from ..magic import charted
 from ..magic import options_of
+from ..magic import parsed_line
 from ..magic import present
 from ..magic import shown_in_this_cell
 from ..notebook_progress import NotebookProgress
-from ..output import unquoted
-from ..showing import ABANDONED_SHOWING
-from ..showing import Showing
 from .api import check_gate
 from .api import checked
 from .api import named_compile
@@ -113,18 +107,13 @@ class JitWatchMagics(Magics):
                 raise UsageError("%jitwatch runs the statement written after it, e.g. "
                                  "`%jitwatch train(state, data)`; to watch a whole cell, "
                                  "put `%%jitwatch` (two %) on its first line.")
+        args = parsed_line(self.jitwatch, args_line, ("save", "html"))
         try:
-            args = parse_argstring(self.jitwatch, args_line)
             args.gate, paths = checked(args.fail_after_warmup, args.max_compiles,
-                                       {"--save": unquoted(args.save),
-                                        "--html": unquoted(args.html)})
-            args.save, args.html = paths["--save"], paths["--html"]
+                                       {"--save": args.save, "--html": args.html})
         except (InputError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
-        except ValueError as exc:
-            raise UsageError(f"cannot read the options {args_line!r}: {exc}") from None
-        except UsageError as exc:  # an unknown option: what it may have meant, as %jitcompare
-            raise UsageError(with_option_hint(str(exc), self.jitwatch.parser)) from None
+        args.save, args.html = paths["--save"], paths["--html"]
         if cell is None:
             return args, statement + "\n"
         return args, as_numbered(cell, self.shell.transform_cell(cell))
@@ -148,16 +137,8 @@ class JitWatchMagics(Magics):
     def _show(self, ledger: Ledger, options: Any) -> None:
         """Show the ledger, then write its reports, as ``%%jitcompare`` shows a result."""
         ledger = with_cell_names(ledger, self.shell)
-
-        def show(showing: Showing, shown: list[bool]) -> None:
-            display(charted(lambda plot: bundle(ledger, plot, options.verbose), showing,
-                            not options.no_plot), raw=True)
-            shown[0] = True
-
-        try:
-            present(ledger, options, show, lambda r: text(r, options.verbose), said=wrote)
-        except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
-            raise CellInterrupted(str(exc) or ABANDONED_SHOWING) from None
+        present(ledger, options, lambda plot: bundle(ledger, plot, options.verbose),
+                lambda r: text(r, options.verbose), said=wrote)
 
 
 def _split_statement(line: str) -> tuple[str, str]:
