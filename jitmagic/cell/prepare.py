@@ -9,6 +9,7 @@ import ast
 import contextlib
 import dataclasses
 import linecache
+import sys
 import traceback
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -44,9 +45,6 @@ from . import source as cellmod
 from .effects import Watch
 from .effects import effects_undone
 from .prelude import user_raised
-from .prints import printed_note
-from .prints import prints_counted
-from .prints import uncounted
 from .provenance import read_baseline
 from .provenance import spell
 from .provenance import stamp
@@ -251,3 +249,57 @@ def _top_level_uses(tree: ast.Module, name: str) -> list[tuple[tuple[int, int], 
 def _read_anywhere(tree: ast.Module, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
                for n in ast.walk(tree))
+
+
+# --- the lines the measured code prints, counted while it runs (the setup, which runs once, left
+# out), for the note that says why its output repeats ------------------------------------------
+
+
+class _Counting:
+    """A stream that counts the lines written through it (unless paused)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream, self.lines, self.partial, self.paused = stream, 0, False, 0
+
+    def write(self, text: str) -> int:
+        if not self.paused and text:
+            self.lines += text.count("\n")
+            self.partial = not text.endswith("\n")
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    @property
+    def count(self) -> int:
+        return self.lines + (1 if self.partial else 0)
+
+
+@contextlib.contextmanager
+def prints_counted() -> Iterator[_Counting]:
+    """``sys.stdout`` wrapped to count the lines printed in the block; put back after."""
+    stream = sys.stdout
+    counting = _Counting(stream)
+    if stream is not None:  # None (no console): print writes nothing, there is nothing to count
+        sys.stdout = counting
+    try:
+        yield counting
+    finally:
+        if sys.stdout is counting:
+            sys.stdout = stream
+
+
+@contextlib.contextmanager
+def uncounted() -> Iterator[None]:
+    counting = sys.stdout if isinstance(sys.stdout, _Counting) else None
+    if counting is not None:
+        counting.paused += 1
+    try:
+        yield
+    finally:
+        if counting is not None:
+            counting.paused -= 1
+
+
+def printed_note(lines: int, traces: int) -> list[Ran]:
+    return [Ran("printed", lines, traces)] if lines else []

@@ -59,9 +59,8 @@ from ..render.bundle import at_a_glance
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from . import launcher
-from .notebook_progress import progress_for
-from .output import check_endings
-from .output import checked_reports
+from .saving import check_endings
+from .saving import checked_reports
 from .saving import write_outputs
 from .saving import wrote
 from .script.crashes import staged
@@ -91,6 +90,7 @@ from .statuses import RAISED
 from .statuses import STARTING
 from .statuses import USAGE
 from .stderr_progress import drawing
+from .stderr_progress import progress_for
 
 DEMO_HTML = "jitmagic-demo.html"
 

@@ -32,6 +32,7 @@ from ..measure.sampling.stops import ABANDON_S
 from ..measure.sampling.stops import NO_RESULT
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
+from ..model.progress import Progress
 from ..model.reports.releases import Bisection
 from ..model.reports.releases import Releases
 from ..model.sweep import Sweep
@@ -48,11 +49,9 @@ from ..render.bundle import with_note
 from ..render.releases import text as releases_text
 from . import command
 from .cell_names import with_cell_names
-from .notebook_progress import NotebookProgress
-from .notebook_progress import progress_for
-from .output import checked_reports
-from .output import unquoted
+from .saving import checked_reports
 from .saving import not_written
+from .saving import unquoted
 from .saving import write_outputs
 from .saving import wrote
 from .script.releases import LINE_FORM
@@ -150,7 +149,9 @@ class JitCompareMagics(Magics):
             args = parsed_line(self.jitcompare, line, PATHS)
             options = Options.from_namespace(args)
             checked_reports(args)  # before measuring: the cell may chdir
-            with drawing(progress_for(options, self.shell)) as progress:
+            notebook = getattr(self.shell, "kernel", None) is not None  # else on stderr
+            with drawing(not options.quiet and (NotebookProgress() if notebook else True)
+                         ) as progress:
                 result = measure_source(parse(source), self.shell.user_ns, options, progress,
                                         start, written=line.strip(), baseline=args.baseline)
         except (InputError, UserCodeError, CannotWriteError) as exc:
@@ -231,6 +232,37 @@ def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
 def columns() -> int:
     """The columns of the terminal (a kernel has none: ``COLUMNS``, else 80)."""
     return shutil.get_terminal_size().columns
+
+
+class NotebookProgress:
+    """Progress in a notebook: one display, created on the first event, updated in place after,
+    then turned into the result (or emptied), so a saved notebook keeps the result and no
+    progress."""
+
+    def __init__(self) -> None:
+        self.handle: Any = None
+
+    def __call__(self, p: Progress) -> None:
+        self.line(p.line())
+
+    def line(self, text: str) -> None:
+        """Show ``text``: in the display made at the first call (``%%jitwatch``'s live line)."""
+        data = {"text/plain": text}
+        if self.handle is None:
+            self.handle = display(data, raw=True, display_id=True)
+        else:
+            self.handle.update(data, raw=True)
+
+    def close(self, finished: bool = True) -> None:
+        """Empty the display (until the result takes it): the progress is not kept."""
+        if self.handle is not None:
+            self.handle.update({"text/plain": ""}, raw=True)
+
+    def show(self, data: dict[str, str]) -> bool:
+        if self.handle is None:
+            return False
+        self.handle.update(data, raw=True)
+        return True
 
 
 class CellInterrupted(KeyboardInterrupt):

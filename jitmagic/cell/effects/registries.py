@@ -15,6 +15,7 @@ from ..._compat import monitoring_lists
 from ..._compat import set_add_filter_hook
 from ...model.notes import Note
 from ...model.notes import PutBack
+from ...usercode import called_by_user
 from ...usercode import user_file
 from .watch import differs
 
@@ -107,10 +108,7 @@ class Filters:
     def _adding(self, *item: Any, append: bool) -> None:
         assert self.add is not None
         self.add(*item, append=append)
-        frame = sys._getframe(1)
-        while frame.f_back is not None and frame.f_code.co_filename == warnings.__file__:
-            frame = frame.f_back
-        if not user_file(frame.f_code.co_filename):
+        if not called_by_user((warnings.__file__,)):
             self.theirs.append(item)
 
     def undo(self, leave: Collection[Any] = ()) -> list[Note]:

@@ -22,7 +22,7 @@ import numpy as np
 from ..._compat import backend_started
 from ...model.notes import Note
 from ...model.notes import PutBack
-from ...usercode import user_file
+from ...usercode import called_by_user
 from ..prelude import JAX_ENVIRONMENT
 from .watch import Noting
 from .watch import unwrap
@@ -128,10 +128,7 @@ class Environ:
         kind.__setitem__, kind.__delitem__ = self._hooks  # type: ignore[method-assign]
 
     def _wrote(self, key: str) -> None:
-        frame = sys._getframe(1)
-        while frame.f_back is not None and frame.f_code.co_filename in _PASSED_OVER:
-            frame = frame.f_back
-        self.theirs[key] = not user_file(frame.f_code.co_filename)
+        self.theirs[key] = not called_by_user(_PASSED_OVER)
 
     def undo(self, leave: Collection[Any] = ()) -> list[Note]:
         kind = type(os.environ)
@@ -231,19 +228,15 @@ _HOOKS: tuple[tuple[str, Callable[[], Any], Callable[[Any], Any]], ...] = (
 )
 
 
-def take_hooks() -> list[Any]:
-    return [get() for _, get, _ in _HOOKS]
-
-
 def view_hooks() -> dict[str, Any]:
     return {what: get() for what, get, _ in _HOOKS}
 
 
-def undo_hooks(before: list[Any], leave: Collection[Any] = ()) -> list[Note]:
+def undo_hooks(before: dict[str, Any], leave: Collection[Any] = ()) -> list[Note]:
     changed = []
-    for (what, get, put), was in zip(_HOOKS, before, strict=True):
-        if what not in leave and get() is not was:
-            put(was)
+    for what, get, put in _HOOKS:
+        if what not in leave and get() is not before[what]:
+            put(before[what])
             changed.append(what)
     return [PutBack("hooks_put_back", tuple(changed))] if changed else []
 

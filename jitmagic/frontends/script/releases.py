@@ -40,9 +40,9 @@ from ...options.table import MAGIC_ONLY
 from ...render.releases import html_document
 from ...render.releases import text
 from ...render.releases.trace import trace_json
-from ..output import check_endings
-from ..output import checked_path
-from ..output import write_report
+from ..saving import check_endings
+from ..saving import checked_path
+from ..saving import write_report
 from ..saving import wrote
 from ..statuses import MEASURED
 from ..statuses import PARTIAL

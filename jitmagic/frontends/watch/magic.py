@@ -23,11 +23,11 @@ from ...options.table import specs_for
 from ...render.ledger import bundle
 from ...render.ledger import text
 from ..magic import CellInterrupted
+from ..magic import NotebookProgress
 from ..magic import options_of
 from ..magic import parsed_line
 from ..magic import present
 from ..magic import shown_in_this_cell
-from ..notebook_progress import NotebookProgress
 from .api import check_gate
 from .api import checked
 from .api import named_compile
