@@ -60,6 +60,8 @@ from ..render.bundle import at_a_glance
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from . import launcher
+from .saving import ABANDONED_SHOWING
+from .saving import Showing
 from .saving import check_endings
 from .saving import checked_reports
 from .saving import write_outputs
@@ -80,8 +82,6 @@ from .script.releases import show as show_releases
 from .script.streams import forgiving_stderr
 from .script.streams import safe_output
 from .script.streams import show
-from .showing import ABANDONED_SHOWING
-from .showing import Showing
 from .statuses import CANNOT_WRITE
 from .statuses import ENDED_WELL
 from .statuses import INTERRUPTED
@@ -216,7 +216,7 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
 
 def present(result: Comparison | Sweep, args: argparse.Namespace,
             pressed: float | None = None) -> int:
-    """Write the reports, then print the text, under :class:`~.showing.Showing`'s stop rule; the
+    """Write the reports, then print the text, under :class:`~.saving.Showing`'s stop rule; the
     exit status."""
     if not current().leader:
         return MEASURED

@@ -49,6 +49,8 @@ from ..render.bundle import with_note
 from ..render.releases import text as releases_text
 from . import command
 from .cell_names import with_cell_names
+from .saving import ABANDONED_SHOWING
+from .saving import Showing
 from .saving import checked_reports
 from .saving import not_written
 from .saving import unquoted
@@ -57,8 +59,6 @@ from .saving import wrote
 from .script.releases import LINE_FORM
 from .script.releases import of_cell
 from .script.releases import write_reports
-from .showing import ABANDONED_SHOWING
-from .showing import Showing
 from .stderr_progress import drawing
 
 #: The options that name a file (IPython leaves the quotes on them).
@@ -198,7 +198,7 @@ def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
             held: CtrlCHeld | None = None, said: Callable[[str, str], str] = wrote,
             progress: Any = None) -> None:
     """Show ``result`` (``make(plot)``: its bundle, in ``progress``'s display where there is one:
-    a saved notebook keeps the result alone), then save it, under :class:`~.showing.Showing`'s
+    a saved notebook keeps the result alone), then save it, under :class:`~.saving.Showing`'s
     stop rule: a second Ctrl-C shows at least its text, saves what had not begun, then raises
     one line."""
     showing, shown = Showing.after(held.last if held else None), False

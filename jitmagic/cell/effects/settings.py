@@ -245,20 +245,19 @@ def undo_hooks(before: dict[str, Any], leave: Collection[Any] = ()) -> list[Note
 # per trace: :meth:`Streams.settle`) -------------------------------------------------------
 
 
+#: Each generator: how to read its state, how to set it back.
+_GENERATORS: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
+    "np.random": (lambda: np.random.get_state(legacy=False), np.random.set_state),
+    "random": (random.getstate, random.setstate)}
+
+
 def _states() -> dict[str, Any]:
-    return {"np.random": np.random.get_state(legacy=False), "random": random.getstate()}
+    return {name: get() for name, (get, _) in _GENERATORS.items()}
 
 
 def view_streams() -> dict[str, Any]:
     """Each generator's state, comparable with ``==`` (numpy's holds an array)."""
     return {name: pickle.dumps(state) for name, state in _states().items()}
-
-
-def _set_stream(name: str, state: Any) -> None:
-    if name == "random":
-        random.setstate(state)
-    else:
-        np.random.set_state(state)
 
 
 class Streams:
@@ -278,6 +277,6 @@ class Streams:
         changed = [name for name, state in kept.items()
                    if name not in leave and now[name] != pickle.dumps(state)]
         for name in changed:
-            _set_stream(name, kept[name])
+            _GENERATORS[name][1](kept[name])
         return [PutBack("streams_put_back", tuple(changed), self.once is not None)] \
             if changed else []
