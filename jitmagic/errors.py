@@ -72,19 +72,13 @@ def _hint(exc: BaseException, nest_hint: bool) -> str | None:
 
 # A ``sys.exit`` in the user's code, said for each moment it can come.
 
-#: How to pass a script its own arguments (argparse's ``--help`` exits).
-SCRIPT_ARGUMENTS = ("script arguments go after `--`, e.g. "
-                    "`python -m jitmagic FILE.py -- --steps 4`")
-
-
-def exit_before_measuring(code: object) -> str:
-    """A script's ``sys.exit(code)`` before its call to measure."""
-    return (f"your script exited (sys.exit({code!r})) before the call to measure: "
-            f"nothing was measured ({SCRIPT_ARGUMENTS})")
-
-
-def exit_before_final_call(code: object) -> str:
-    """A cell's ``sys.exit(code)`` in its setup, before its final call."""
+def exit_before_call(code: object, file: bool) -> str:
+    """A script's (``file``) or a cell's ``sys.exit(code)`` before its call to measure (argparse's
+    ``--help`` exits: a script's own arguments go after ``--``)."""
+    if file:
+        return (f"your script exited (sys.exit({code!r})) before the call to measure: "
+                "nothing was measured (script arguments go after `--`, e.g. "
+                "`python -m jitmagic FILE.py -- --steps 4`)")
     return (f"your code called sys.exit({code!r}) before its final call: end the cell "
             "with the call to measure instead")
 

@@ -18,8 +18,7 @@ from typing import Any
 from .._compat import backend_started
 from ..errors import InputError
 from ..errors import UserCodeError
-from ..errors import exit_before_final_call
-from ..errors import exit_before_measuring
+from ..errors import exit_before_call
 from ..errors import user_traceback
 from ..model.notes import Ran
 
@@ -110,8 +109,7 @@ def user_raised(what: str, file: bool = True) -> Iterator[None]:
     except InputError:
         raise
     except SystemExit as exc:
-        raise UserCodeError(exit_before_measuring(exc.code) if file
-                            else exit_before_final_call(exc.code)) from None
+        raise UserCodeError(exit_before_call(exc.code, file)) from None
     except Exception as exc:
         raise UserCodeError(f"{what}:\n" + user_traceback(exc)) from None
 

@@ -88,12 +88,6 @@ class Reports:
     disabled: tuple[str, ...] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    @property
-    def in_place(self) -> bool:
-        """Whether both options name one folder: its baselines are replaced as compared."""
-        return self.save_dir is not None and self.compare_dir is not None \
-            and _same(self.save_dir, self.compare_dir)
-
     def record(self, nodeid: str, index: int, c: Comparison) -> None:
         """Compare ``c`` with its baseline, then save it (not over a baseline it fails)."""
         name = report_name(nodeid, index)
@@ -105,7 +99,9 @@ class Reports:
                 self.written[name] = (nodeid, index)
         if self.compare_dir is not None:
             outcome = compared(nodeid, name, c, self.compare_dir)
-            outcome.kept = self.in_place and bool(self.failures(outcome))
+            # both options one folder: a baseline is replaced as compared, unless it fails
+            outcome.kept = self.save_dir is not None and _same(self.save_dir, self.compare_dir) \
+                and bool(self.failures(outcome))
             with self.lock:
                 self.outcomes.append(outcome)
             if outcome.kept:

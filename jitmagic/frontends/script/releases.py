@@ -50,7 +50,6 @@ from .loading import check_shape
 from .loading import read_source
 from .loading import script_path
 
-#: The magic's own options, which the command does not take.
 #: What the line form says to ``--jax``.
 LINE_FORM = ("%jitcompare --jax measures objects of earlier cells, which another release's "
              "Python does not have: put the imports, the function and its call in one cell, "
