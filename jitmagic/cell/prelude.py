@@ -72,7 +72,8 @@ def run_prelude(source: str, filename: str, namespace: dict[str, Any],
         return done
     flags = 0
     for stmt in body[:-1]:
-        if _defines(stmt) or (swept is not None and _names(stmt, swept)):
+        if any(isinstance(node, _DEFINES) or isinstance(node, ast.Name) and node.id == swept
+               for node in ast.walk(stmt)):  # it defines something, or names the swept global
             done.stopped_at = stmt.lineno
             break
         code = compile(ast.Module(body=[stmt], type_ignores=[]), filename, "exec",
@@ -129,14 +130,6 @@ def unguarded(body: list[ast.stmt]) -> list[ast.stmt]:
             == {"__name__", "'__main__'"}:
         return [*body[:-1], *guard.body]
     return body
-
-
-def _defines(stmt: ast.stmt) -> bool:
-    return any(isinstance(node, _DEFINES) for node in ast.walk(stmt))
-
-
-def _names(stmt: ast.stmt, name: str) -> bool:
-    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(stmt))
 
 
 def _future_flags(stmt: ast.stmt) -> int:

@@ -149,7 +149,8 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
             prints_counted() as printed, _measured(hold, watch):
         result = _cell_or_sweep(cell, namespace, options, start, check, watch)
     notes: list[Noted] = [*undone, *watch.left(), *([HELD] if hold.pressed else []),
-                          *printed_note(printed.count, traces(result)),
+                          *([Ran("printed", printed.count, traces(result))] if printed.count
+                            else []),
                           *_runs_note(cell, result)]
     if isinstance(result, Sweep) and unchanged(result):
         result = _why_unchanged(result, sweep_name_warnings(cell, result.name))
@@ -219,7 +220,9 @@ def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[Note]:
     tree = ast.Module(body=[*cell.setup.body, ast.Expr(cell.call)], type_ignores=[])
     # On one line a read comes first: `n = n * 2` reads the swept value, then replaces it.
     uses = sorted(_top_level_uses(tree, name), key=lambda u: (u[0][0], u[1] == "store"))
-    if not any(kind == "load" for _, kind in uses) and not _read_anywhere(tree, name):
+    if not any(kind == "load" for _, kind in uses) and not any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            for n in ast.walk(tree)):
         return [Ran("sweep_name_unread", name)]
     if uses and uses[0][1] == "store":
         return [Ran("sweep_name_assigned", name, uses[0][0][0])]
@@ -244,11 +247,6 @@ def _top_level_uses(tree: ast.Module, name: str) -> list[tuple[tuple[int, int], 
             uses.append((where, "store"))
         todo += ast.iter_child_nodes(node)
     return uses
-
-
-def _read_anywhere(tree: ast.Module, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-               for n in ast.walk(tree))
 
 
 # --- the lines the measured code prints, counted while it runs (the setup, which runs once, left
@@ -291,15 +289,10 @@ def prints_counted() -> Iterator[_Counting]:
 
 @contextlib.contextmanager
 def uncounted() -> Iterator[None]:
-    counting = sys.stdout if isinstance(sys.stdout, _Counting) else None
-    if counting is not None:
-        counting.paused += 1
+    counting = sys.stdout if isinstance(sys.stdout, _Counting) else _Counting(None)
+    counting.paused += 1
     try:
         yield
     finally:
-        if counting is not None:
-            counting.paused -= 1
+        counting.paused -= 1
 
-
-def printed_note(lines: int, traces: int) -> list[Ran]:
-    return [Ran("printed", lines, traces)] if lines else []
