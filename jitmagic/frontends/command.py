@@ -76,12 +76,12 @@ from .script.process import Presses
 from .script.process import ctrl_c_ignored
 from .script.process import end_on_ctrl_c
 from .script.process import exit_now
+from .script.process import forgiving_stderr
 from .script.process import ignore_ctrl_c
 from .script.process import presses_counted
+from .script.process import safe_output
+from .script.process import show
 from .script.releases import show as show_releases
-from .script.streams import forgiving_stderr
-from .script.streams import safe_output
-from .script.streams import show
 from .statuses import CANNOT_WRITE
 from .statuses import ENDED_WELL
 from .statuses import INTERRUPTED

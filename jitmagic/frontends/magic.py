@@ -46,7 +46,6 @@ from ..render.bundle import bundle
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from ..render.bundle import with_note
-from ..render.releases import text as releases_text
 from . import command
 from .cell_names import with_cell_names
 from .saving import ABANDONED_SHOWING
@@ -58,7 +57,7 @@ from .saving import write_outputs
 from .saving import wrote
 from .script.releases import LINE_FORM
 from .script.releases import of_cell
-from .script.releases import write_reports
+from .script.releases import present as present_releases
 from .stderr_progress import drawing
 
 #: The options that name a file (IPython leaves the quotes on them).
@@ -169,12 +168,8 @@ class JitCompareMagics(Magics):
         try:
             found = of_cell(cell, line, args, Entry(command.__name__,
                                                     command.measure_in_child.__name__))
-        except InputError as exc:
-            raise UsageError(str(exc)) from None
-        print(releases_text(found, verbose=args.verbose))
-        try:
-            write_reports(found, args)
-        except CannotWriteError as exc:
+            present_releases(found, args)
+        except (InputError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         return found if args.output else None
 
