@@ -11,7 +11,6 @@ import dataclasses
 import linecache
 import sys
 import traceback
-from collections.abc import Iterable
 from collections.abc import Iterator
 from typing import Any
 
@@ -63,14 +62,11 @@ def parse(source: str, filename: str | None = None) -> cellmod.ParsedCell:
                          + "".join(traceback.format_exception_only(exc))) from None
 
 
-def variants_of_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any],
-                     nest: Iterable[str] | None = None,
-                     bindings: dict[str, Any] | None = None,
-                     in_axes: Any = None, check: Checkpoint | None = None,
+def variants_of_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
+                     bindings: dict[str, Any] | None, check: Checkpoint | None,
                      ) -> dict[str, Prepared]:
     """Run the setup in a scratch copy of ``namespace``, trace once, build both variants."""
-    scratch = dict(namespace)
-    scratch.update(bindings or {})
+    scratch = {**namespace, **(bindings or {})}
     with uncounted():  # it runs once, as the user expects: its prints are not repeats
         with user_raised(f"the {cell.kind} raised before its final call", cell.kind == "file"):
             exec(compile(cell.setup, cell.filename, "exec"), scratch)
@@ -80,7 +76,7 @@ def variants_of_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any],
     # an earlier cell's function reads the kernel's namespace: a swept value is set there too
     with check.finding_helpers() if check is not None else contextlib.nullcontext():
         return variants_of(fn, call_args, call_kwargs, name=cellmod.entry_label(cell, fn),
-                           nest=nest, bindings=bindings, in_axes=in_axes)
+                           nest=options.nest, bindings=bindings, in_axes=options.in_axes)
 
 
 def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options, *,
@@ -92,8 +88,7 @@ def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: O
         watch.mark(cells=True)
     try:
         with mine(options.mine):
-            prepared = variants_of_cell(cell, namespace, options.nest, bindings,
-                                        options.in_axes, check)
+            prepared = variants_of_cell(cell, namespace, options, bindings, check)
             result = measure_prepared(prepared, options, start=start, check=check)
     except SystemExit as exc:  # in a helper, or the entry, while traced or run
         raise UserCodeError(exit_while_measured(exc)) from None

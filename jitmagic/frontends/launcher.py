@@ -111,26 +111,19 @@ def initializes(source: str) -> int | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    modules, functions = {"distributed"}, set()
+    modules, functions = {"distributed"}, set[str]()
+    named: dict[tuple[str | None, str], set[str]] = {("jax", "distributed"): modules,
+                                                     ("jax.distributed", "initialize"): functions}
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module in ("jax", "jax.distributed"):
+        if isinstance(node, ast.ImportFrom):
             for a in node.names:
-                if (node.module, a.name) == ("jax", "distributed"):
-                    modules.add(a.asname or a.name)
-                elif (node.module, a.name) == ("jax.distributed", "initialize"):
-                    functions.add(a.asname or a.name)
+                named.get((node.module, a.name), set()).add(a.asname or a.name)
         elif isinstance(node, ast.Import):
             modules |= {a.asname for a in node.names if a.name == "jax.distributed" and a.asname}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "initialize" \
-                and ast.unparse(func.value).split(".")[-1] in modules:
-            return node.lineno
-        if isinstance(func, ast.Name) and func.id in functions:
-            return node.lineno
-    return None
+    return next((node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+        isinstance(node.func, ast.Name) and node.func.id in functions
+        or isinstance(node.func, ast.Attribute) and node.func.attr == "initialize"
+        and ast.unparse(node.func.value).split(".")[-1] in modules)), None)
 
 
 def launch(count: int, argv: list[str]) -> int:

@@ -242,29 +242,27 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _check_compare(folder: Path, save_dir: Path | None) -> None:
     """``pytest.UsageError`` unless ``folder`` can be read (or is also the save folder)."""
-    option = "--jitmagic-compare"
     if not folder.exists():
         if save_dir is not None and _same(folder, save_dir):
             return
         raise pytest.UsageError(
-            f"{option}={folder}: there is no such folder, so no test would have a baseline; "
-            f"save one first with --jitmagic-save={folder} (or give both options that "
+            f"--jitmagic-compare={folder}: there is no such folder, so no test would have a "
+            f"baseline; save one first with --jitmagic-save={folder} (or give both options that "
             "folder, to compare with what is there and then save over it)")
     if not folder.is_dir():
-        raise pytest.UsageError(f"{option}={folder}: it is a file, not a folder; give the "
-                                "folder --jitmagic-save wrote the baseline's reports to")
+        raise pytest.UsageError(f"--jitmagic-compare={folder}: it is a file, not a folder; "
+                                "give the folder --jitmagic-save wrote the baseline's reports to")
     try:
         os.listdir(folder)
     except OSError as exc:
-        raise pytest.UsageError(f"{option}={folder}: cannot read the folder "
+        raise pytest.UsageError(f"--jitmagic-compare={folder}: cannot read the folder "
                                 f"({exc.strerror or exc})") from None
 
 
 def _check_save(folder: Path) -> None:
     """``pytest.UsageError`` unless a report can be written into ``folder``."""
-    option = "--jitmagic-save"
     if folder.exists() and not folder.is_dir():
-        raise pytest.UsageError(f"{option}={folder}: it is a file, not a folder; give a "
+        raise pytest.UsageError(f"--jitmagic-save={folder}: it is a file, not a folder; give a "
                                 "folder (made if it does not exist), e.g. .jitmagic/main")
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -272,9 +270,9 @@ def _check_save(folder: Path) -> None:
         with tempfile.TemporaryFile(dir=folder, prefix=".jitmagic-"):
             pass
     except ValueError as exc:
-        raise pytest.UsageError(f"{option}={folder}: {exc}") from None
+        raise pytest.UsageError(f"--jitmagic-save={folder}: {exc}") from None
     except OSError as exc:
-        raise pytest.UsageError(f"{option}={folder}: cannot write a report there "
+        raise pytest.UsageError(f"--jitmagic-save={folder}: cannot write a report there "
                                 f"({exc.strerror or exc}); give a folder this process "
                                 "can write to") from None
 
