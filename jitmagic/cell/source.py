@@ -98,11 +98,13 @@ def as_numbered(cell: str, code: str) -> str:
 
 def split_line(line: str) -> tuple[str, str]:
     """A line magic's text → (options, the first suffix that parses as a call)."""
-    for m in itertools.chain([None], re.finditer(r"\s+", line)):
-        start = 0 if m is None else m.end()
+    for start in (0, *(m.end() for m in re.finditer(r"\s+", line))):
         rest = line[start:].strip()
-        if rest and _is_call(rest):
-            return line[:start].strip(), rest
+        try:
+            if rest and isinstance(ast.parse(rest, mode="eval").body, ast.Call):
+                return line[:start].strip(), rest
+        except SyntaxError:
+            continue
     return line.strip(), ""
 
 
@@ -171,14 +173,6 @@ def _check_no_top_level_return(tree: ast.Module, kind: str = "cell") -> None:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
                           | ast.ClassDef):
             todo += ast.iter_child_nodes(node)
-
-
-def _is_call(text: str) -> bool:
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError:
-        return False
-    return isinstance(tree.body, ast.Call)
 
 
 def _statement_kind(node: ast.stmt) -> str:

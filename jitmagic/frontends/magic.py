@@ -74,26 +74,20 @@ def options_of(tool: str) -> Callable[[Any], Any]:
 
 
 def _no_call(line: str) -> str:
+    """Why the line form found no call to measure in ``line``."""
     last = line.split()[-1] if line.split() else ""
     if last.isidentifier():
         return (f"`{last}` is not a call: the line form measures one call, e.g. "
                 f"`%jitcompare {line[: len(line) - len(last)]}{last}(x)`.")
-    return _broken_call(line) or (
-        "%jitcompare measures the call written after it, e.g. `%jitcompare model(x)`; to "
-        "measure the code of a cell, put `%%jitcompare` (two %) on its first line.")
-
-
-def _broken_call(line: str) -> str | None:
-    """The syntax error of a call that does not parse (``g(x``), or None."""
     found = re.search(r"(?:^|\s)([^\s-]\S*\(.*)$", line)
-    if found is None:
-        return None
+    call = found[1] if found else "None"
     try:
-        compile(found[1], "<jitcompare-line>", "eval")
-    except SyntaxError as exc:
-        return (f"syntax error in the call `{found[1]}`: {exc.msg} (the line form measures "
+        compile(call, "<jitcompare-line>", "eval")
+    except SyntaxError as exc:  # a call that does not parse (``g(x``)
+        return (f"syntax error in the call `{call}`: {exc.msg} (the line form measures "
                 "one call, e.g. `%jitcompare model(x)`)")
-    return None
+    return ("%jitcompare measures the call written after it, e.g. `%jitcompare model(x)`; to "
+            "measure the code of a cell, put `%%jitcompare` (two %) on its first line.")
 
 
 @magics_class
