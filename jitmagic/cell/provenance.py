@@ -84,10 +84,9 @@ def read_baseline(path: str | os.PathLike | None) -> Comparison | None:
         return None
     try:
         return as_comparison(os.fspath(path))
-    except OSError as exc:  # the message alone: "no report at PATH: no such file"
-        raise InputError(f"--baseline {os.fspath(path)}: {exc.strerror or exc}") from None
-    except ReportSchemaError as exc:
-        raise InputError(f"--baseline {os.fspath(path)}: {exc}") from None
+    except (OSError, ReportSchemaError) as exc:  # an OSError's message alone: "no such file"
+        said = getattr(exc, "strerror", None) or exc
+        raise InputError(f"--baseline {os.fspath(path)}: {said}") from None
 
 
 def with_baseline(result: Comparison | Sweep, old: Comparison | None) -> Comparison | Sweep:

@@ -24,7 +24,6 @@ import numpy as np
 from ...model.notes import Note
 from ...model.notes import PutBack
 from . import names
-from . import registries
 from . import settings
 from .watch import NOT_THE_CELLS
 from .watch import Watch
@@ -84,15 +83,15 @@ def _numpy(call: str, get: Callable[[], Mapping[str, Any]], put: Callable[..., A
 
 #: The process-wide rows, in the order they are snapshot and put back.
 PROCESS: tuple[Effect, ...] = (
-    Effect(registries.take_figures, _whole(registries.undo_figures),
-           _one(lambda: frozenset(registries.take_figures())), _named("figures")),
-    Effect(registries.take_listeners, registries.undo_listeners, registries.view_listeners,
+    Effect(settings.take_figures, _whole(settings.undo_figures),
+           _one(lambda: frozenset(settings.take_figures())), _named("figures")),
+    Effect(settings.take_listeners, settings.undo_listeners, settings.view_listeners,
            _named("listeners"), identity=True),
-    Effect(registries.Filters, registries.Filters.undo, registries.view_filters,
+    Effect(settings.Filters, settings.Filters.undo, settings.view_filters,
            lambda key: ("filters", "showwarning" if key == "showwarning" else "")),
-    Effect(registries.take_logging, registries.undo_logging, registries.view_logging,
+    Effect(settings.take_logging, settings.undo_logging, settings.view_logging,
            _keyed("logging")),
-    Effect(registries.take_rc, registries.undo_rc, lambda: registries.take_rc() or {},
+    Effect(settings.take_rc, settings.undo_rc, lambda: settings.take_rc() or {},
            _keyed("rc")),
     _numpy("np.seterr", np.geterr, np.seterr),
     _numpy("np.set_printoptions", np.get_printoptions, np.set_printoptions),

@@ -83,19 +83,15 @@ class JitWatchMagics(Magics):
     def _compiled(self, code: str, raw: str) -> str:
         """The file name ``code`` runs under; its syntax error alone, where it has one."""
         assert self.shell is not None
-        filename: str = self.shell.compile.cache(code, self._cell_number(), raw_code=raw)
+        running = getattr(self.shell.displayhook, "exec_result", None)  # numbered as shown:
+        number = getattr(running, "execution_count", None)  # In [4]
+        filename: str = self.shell.compile.cache(
+            code, number if isinstance(number, int) else self.shell.execution_count, raw_code=raw)
         try:
             ast.parse(code, filename)
         except SyntaxError as exc:
             raise exc.with_traceback(None) from None
         return filename
-
-    def _cell_number(self) -> int:
-        """The number the notebook shows for the running cell (``In [4]``)."""
-        assert self.shell is not None
-        running = getattr(self.shell.displayhook, "exec_result", None)
-        number = getattr(running, "execution_count", None)
-        return number if isinstance(number, int) else self.shell.execution_count
 
     def _parsed(self, line: str, cell: str | None) -> tuple[Any, str]:
         """(the options, the code to run) of the magic's ``line`` and ``cell``."""
