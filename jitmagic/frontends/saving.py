@@ -118,16 +118,10 @@ def write_report(write: Callable[[str], object], path: str, option: str) -> bool
     """``write(path)``, then True; a failure (disk full, folder gone) a ``CannotWriteError``."""
     try:
         write(path)
-    except (OSError, ValueError) as exc:
-        raise CannotWriteError(f"cannot write {option} {path}: {_reason(exc)}") from None
+    except (OSError, ValueError) as exc:  # why, with no file name: [Errno 28] No space left...
+        why = OSError(exc.errno, exc.strerror) if isinstance(exc, OSError) and exc.strerror else exc
+        raise CannotWriteError(f"cannot write {option} {path}: {why}") from None
     return True
-
-
-def _reason(exc: OSError | ValueError) -> str:
-    """Why a write failed (``[Errno 28] No space left on device``), with no file name."""
-    if isinstance(exc, OSError) and exc.strerror:
-        return str(OSError(exc.errno, exc.strerror))
-    return str(exc)
 
 
 #: The file each option writes, by its ending: ``--html page.json`` wrote JSON.
