@@ -80,7 +80,9 @@ def run_prelude(source: str, filename: str, namespace: dict[str, Any],
                        flags=flags, dont_inherit=True)
         with user_raised("the file raised before its final call"):
             exec(code, namespace)
-        flags |= _future_flags(stmt)
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            for alias in stmt.names:  # what it turns on holds for the statements after it
+                flags |= getattr(getattr(__future__, alias.name, None), "compiler_flag", 0)
         done.ran.add(_position(stmt))
         if "jax" in sys.modules:
             done.imported("file")
@@ -130,15 +132,6 @@ def unguarded(body: list[ast.stmt]) -> list[ast.stmt]:
             == {"__name__", "'__main__'"}:
         return [*body[:-1], *guard.body]
     return body
-
-
-def _future_flags(stmt: ast.stmt) -> int:
-    if not isinstance(stmt, ast.ImportFrom) or stmt.module != "__future__":
-        return 0
-    flags = 0
-    for alias in stmt.names:
-        flags |= getattr(getattr(__future__, alias.name, None), "compiler_flag", 0)
-    return flags
 
 
 def _position(stmt: ast.stmt) -> tuple[int, int]:

@@ -146,7 +146,10 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
     notes: list[Noted] = [*undone, *watch.left(), *([HELD] if hold.pressed else []),
                           *([Ran("printed", printed.count, traces(result))] if printed.count
                             else []),
-                          *_runs_note(cell, result)]
+                          # the cell's code ran once per value (a line form's: nothing but the call)
+                          *([Ran("cell_ran", cell.kind, len(result.values))]
+                            if isinstance(result, Sweep) and len(result.values) > 1
+                            and cell.setup.body else [])]
     if isinstance(result, Sweep) and unchanged(result):
         result = _why_unchanged(result, sweep_name_warnings(cell, result.name))
     return dataclasses.replace(result, warned=(*result.warned, *notes))
@@ -201,13 +204,6 @@ def _why_unchanged(result: Sweep, reasons: list[Note]) -> Sweep:
     general = unchanged_warning(result)
     kept = tuple(w for w in result.warned if w != general)
     return dataclasses.replace(result, warned=(*kept, *reasons))
-
-
-def _runs_note(cell: cellmod.ParsedCell, result: Comparison | Sweep) -> list[Ran]:
-    values = len(result.values) if isinstance(result, Sweep) else 1
-    if values == 1 or not cell.setup.body:
-        return []  # once, as the user expects; or nothing but the call (the line form)
-    return [Ran("cell_ran", cell.kind, values)]
 
 
 def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[Note]:

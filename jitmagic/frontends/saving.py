@@ -149,7 +149,11 @@ def save(result: Comparison | Sweep | Lines | Ledger | Advice | Attribution,
          path: str | os.PathLike) -> None:
     """Write ``result`` to ``path``: JSON for ``.json``, an HTML page for ``.html``."""
     if isinstance(result, Advice | Attribution):
-        raise InputError(_saved_within(type(result), path))
+        (option, field), kind = SAVED_WITHIN[type(result)], type(result).__name__
+        raise InputError(f"a {kind} is saved within the comparison that measured it, which "
+                         f"`jitmagic.load` reads back whole: write `result = jitmagic.compare("
+                         f"fn, *args, {option}=True)`, then `jitmagic.save(result, "
+                         f"{os.fspath(path)!r})`; the loaded report's `.{field}` is this {kind}.")
     suffix = Path(os.fsdecode(os.fspath(path))).suffix.lower()
     if suffix not in FORMATS:
         said = f"ends in {suffix!r}" if suffix else "has no extension"
@@ -166,14 +170,6 @@ def save(result: Comparison | Sweep | Lines | Ledger | Advice | Attribution,
                          "with --lines as .html.")
     else:
         files.write_text(path, html_document(result))
-
-
-def _saved_within(kind: type, path: str | os.PathLike) -> str:
-    option, field = SAVED_WITHIN[kind]
-    return (f"a {kind.__name__} is saved within the comparison that measured it, which "
-            f"`jitmagic.load` reads back whole: write `result = jitmagic.compare(fn, "
-            f"*args, {option}=True)`, then `jitmagic.save(result, {os.fspath(path)!r})`; "
-            f"the loaded report's `.{field}` is this {kind.__name__}.")
 
 
 def html_page(result: Comparison | Sweep | Ledger, showing: Showing) -> str:

@@ -185,17 +185,13 @@ def show(lines: list[str]) -> bool:
                 encoding = getattr(stream, "encoding", None) or "ascii"
                 print(line.encode(encoding, "replace").decode(encoding), file=stream)
         stream.flush()
-    except BrokenPipeError:
-        _silence(stream)
+    except BrokenPipeError:  # pointed at the null device from now on
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
         return False
     return True
-
-
-def _silence(stream: Any) -> None:
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
 
 
 class _Forgiving:
