@@ -38,14 +38,11 @@ def did_you_mean(name: str, known: Iterable[str]) -> str | None:
 
 def _misspelt(exc: NameError) -> str | None:
     """For a ``NameError``, the close names the innermost of the user's frames could see."""
-    name, tb, seen = getattr(exc, "name", None), exc.__traceback__, None
-    while tb is not None:
-        if user_file(tb.tb_frame.f_code.co_filename):
-            seen = tb.tb_frame
-        tb = tb.tb_next
-    if not name or seen is None:
+    name = getattr(exc, "name", None)
+    seen = [f for f, _ in traceback.walk_tb(exc.__traceback__) if user_file(f.f_code.co_filename)]
+    if not name or not seen:
         return None
-    return did_you_mean(name, {*seen.f_locals, *seen.f_globals, *dir(builtins)})
+    return did_you_mean(name, {*seen[-1].f_locals, *seen[-1].f_globals, *dir(builtins)})
 
 
 def innermost_function(exc: BaseException) -> str | None:

@@ -111,7 +111,10 @@ def split_line(line: str) -> tuple[str, str]:
 def resolve_call(cell: ParsedCell, namespace: dict[str, Any]) -> tuple[Any, tuple, dict]:
     """Evaluate the entry and its arguments in ``namespace``: (fn, args, kwargs)."""
     name = cell.entry
-    root = _root_name(cell.call.func)
+    node = cell.call.func
+    while isinstance(node, ast.Attribute | ast.Subscript):  # model.layers[0]: model
+        node = node.value
+    root = node.id if isinstance(node, ast.Name) else None
     if root is not None and root not in namespace and not hasattr(builtins, root):
         hint = did_you_mean(root, namespace)
         raise CellError(f"the entry `{name}` is not defined: "
@@ -144,12 +147,6 @@ def entry_label(cell: ParsedCell, fn: Any) -> str:
             and user_file(user_call.__code__.co_filename):  # not eqx.filter_jit's, nnx.jit's
         return f"{written}.__call__"
     return written
-
-
-def _root_name(node: ast.expr) -> str | None:
-    while isinstance(node, ast.Attribute | ast.Subscript):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
 
 
 def _magic_name(stmt: ast.stmt) -> str | None:

@@ -321,18 +321,13 @@ def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
         return []
     def plain(names: list[str]) -> tuple[str, ...]:
         return tuple(n for n in names if not n.startswith(JAX_ENVIRONMENT))
+    # the JAX and XLA variables the cell changed, and whether JAX read them yet
     once = [n for n in [*changed, *added] if n.startswith(JAX_ENVIRONMENT)]
+    late = tuple(n for n in once if read[0] if n.startswith("JAX_") or read[1])
     return [*([PutBack("environ_put_back", plain(changed), plain(added))] if plain(changed + added)
-              else []), *([_read_once(once, added, *read)] if once else [])]
-
-
-def _read_once(names: list[str], added: list[str], imported: bool,
-               started: bool) -> PutBack:
-    """The JAX and XLA variables the cell changed, and whether JAX read them yet."""
-    late = [n for n in names if imported if n.startswith("JAX_") or started]
-    took = [n for n in names if n not in late]
-    return PutBack("jax_environ_put_back", tuple(late), tuple(took),
-                   tuple(n for n in names if n in added))
+              else []), *([PutBack("jax_environ_put_back", late,
+                                   tuple(n for n in once if n not in late),
+                                   tuple(n for n in once if n in added))] if once else [])]
 
 
 def take_cwd() -> str | None:

@@ -98,7 +98,13 @@ class JitWatchMagics(Magics):
         assert self.shell is not None
         args_line, statement = line, ""
         if cell is None:
-            args_line, statement = _split_statement(line)
+            words = line.split(" ")  # the options: the leading `-` words and their values
+            takes = {flag for spec in specs_for(WATCH, MAGIC) if spec.type is not None
+                     for flag in spec.flags}
+            i = 0
+            while i < len(words) and (not words[i] or words[i].startswith("-")):
+                i += 2 if words[i] in takes else 1
+            args_line, statement = " ".join(words[:i]), " ".join(words[i:])
             if not statement.strip():
                 raise UsageError("%jitwatch runs the statement written after it, e.g. "
                                  "`%jitwatch train(state, data)`; to watch a whole cell, "
@@ -135,17 +141,6 @@ class JitWatchMagics(Magics):
         ledger = with_cell_names(ledger, self.shell)
         present(ledger, options, lambda plot: bundle(ledger, plot, options.verbose),
                 lambda r: text(r, options.verbose), said=wrote)
-
-
-def _split_statement(line: str) -> tuple[str, str]:
-    """(the options, the statement) of a line magic: its leading ``-`` words and values."""
-    words = line.split(" ")
-    takes = {flag for spec in specs_for(WATCH, MAGIC) if spec.type is not None
-             for flag in spec.flags}
-    i = 0
-    while i < len(words) and (not words[i] or words[i].startswith("-")):
-        i += 2 if words[i] in takes else 1
-    return " ".join(words[:i]), " ".join(words[i:])
 
 
 def _as_the_cell_raised(exc: BaseException, shell: Any) -> BaseException:
