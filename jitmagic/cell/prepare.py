@@ -150,8 +150,11 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
                           *([Ran("cell_ran", cell.kind, len(result.values))]
                             if isinstance(result, Sweep) and len(result.values) > 1
                             and cell.setup.body else [])]
-    if isinstance(result, Sweep) and unchanged(result):
-        result = _why_unchanged(result, sweep_name_warnings(cell, result.name))
+    if isinstance(result, Sweep) and unchanged(result) and (  # one program built: the source's
+            why := sweep_name_warnings(cell, result.name)):  # reasons replace the general warning
+        general = unchanged_warning(result)
+        result = dataclasses.replace(result, warned=(*(w for w in result.warned if w != general),
+                                                     *why))
     return dataclasses.replace(result, warned=(*result.warned, *notes))
 
 
@@ -195,15 +198,6 @@ def traces(result: Comparison | Sweep) -> int:
     points = result.points if isinstance(result, Sweep) else (result,)
     return sum(1 + sum(len(v.samples.get("trace_s", ())) for v in p.variants.values())
                for p in points)
-
-
-def _why_unchanged(result: Sweep, reasons: list[Note]) -> Sweep:
-    """A sweep that built one program: the source's reasons replace the general warning."""
-    if not reasons:
-        return result
-    general = unchanged_warning(result)
-    kept = tuple(w for w in result.warned if w != general)
-    return dataclasses.replace(result, warned=(*kept, *reasons))
 
 
 def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[Note]:

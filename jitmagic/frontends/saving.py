@@ -180,12 +180,9 @@ def html_page(result: Comparison | Sweep | Ledger, showing: Showing) -> str:
                                      note=stopped_note(["the HTML report's charts"])))
 
 
-#: What the line of a written report adds after its path, by option.
-WRITTEN_NOTES = {"--html": " (open it in a browser; works offline)"}
-
-
 def wrote(option: str, path: str) -> str:
-    return f"wrote {path}{WRITTEN_NOTES.get(option, '')}"
+    html = " (open it in a browser; works offline)" if option == "--html" else ""
+    return f"wrote {path}{html}"
 
 
 def write_outputs(result: Comparison | Sweep | Ledger, args: argparse.Namespace,

@@ -313,8 +313,7 @@ def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
     now = dict(os.environ)
     changed = [k for k in before if now.get(k) != before[k] and k not in leave]
     added = [k for k in now if k not in before and k not in leave]
-    for key in changed:
-        os.environ[key] = before[key]
+    os.environ.update({key: before[key] for key in changed})
     for key in added:
         del os.environ[key]
     if not changed and not added:
