@@ -43,7 +43,7 @@ def bind_equation(eqn: Any, invals: list[Any]) -> list[Any]:
     from jax._src import source_info_util
 
     params = eqn.primitive.get_bind_params(eqn.params)
-    subfuns, params = params if isinstance(params, tuple) else ((), params)  # older JAX
+    subfuns, params = params if isinstance(params, tuple) else ((), params)  # JAX 0.7–0.9
     name_stack = source_info_util.current_name_stack() + eqn.source_info.name_stack
     with (source_info_util.user_context(eqn.source_info.traceback, name_stack=name_stack),
           eqn.ctx.manager):
@@ -78,9 +78,7 @@ def persistent_cache_folder() -> str | None:
     """The folder JAX's persistent compilation cache uses (None: none made yet)."""
     from jax._src import compilation_cache
 
-    cache = compilation_cache._cache
-    cache = getattr(cache, "_base_cache", cache)  # jax_compilation_cache_check_contents
-    path = getattr(cache, "_path", None) or getattr(cache, "path", None)
+    path = getattr(compilation_cache._cache, "_path", None)  # a checking cache's: its base's
     return None if path is None else str(path)
 
 
@@ -131,11 +129,12 @@ def effort_level(name: str) -> int | None:
 TRACE_FOR_JIT = ("jax/_src/pjit.py", "_trace_for_jit")
 
 
-def _running(function: tuple[str, str], frame: FrameType | None) -> FrameType | None:
-    """The frame of JAX's ``function`` (file ending, name) from ``frame`` up, or None."""
+def _running(function: tuple[str, ...], frame: FrameType | None) -> FrameType | None:
+    """The frame of JAX's ``function`` (file ending, name, other names) from ``frame`` up, or
+    None."""
     while frame is not None:
         code = frame.f_code
-        if code.co_name == function[1] and code.co_filename.endswith(function[0]):
+        if code.co_name in function[1:] and code.co_filename.endswith(function[0]):
             return frame
         frame = frame.f_back
     return None
@@ -172,10 +171,7 @@ class JitEntry:
 
 def jit_entry(frame: FrameType | None) -> JitEntry | None:
     """The innermost jit entry on this stack from ``frame`` up, or None."""
-    names = (JIT_MISS, JIT_EQUATION, *JIT_AHEAD)
-    while frame is not None and not (frame.f_code.co_name in names
-                                     and frame.f_code.co_filename.endswith(JIT_FILE)):
-        frame = frame.f_back
+    frame = _running((JIT_FILE, JIT_MISS, JIT_EQUATION, *JIT_AHEAD), frame)
     if frame is None:
         return None
     name = frame.f_code.co_name

@@ -38,14 +38,11 @@ def did_you_mean(name: str, known: Iterable[str]) -> str | None:
 
 def _misspelt(exc: NameError) -> str | None:
     """For a ``NameError``, the close names the innermost of the user's frames could see."""
-    name, tb, seen = getattr(exc, "name", None), exc.__traceback__, None
-    while tb is not None:
-        if user_file(tb.tb_frame.f_code.co_filename):
-            seen = tb.tb_frame
-        tb = tb.tb_next
-    if not name or seen is None:
+    name = getattr(exc, "name", None)
+    seen = [f for f, _ in traceback.walk_tb(exc.__traceback__) if user_file(f.f_code.co_filename)]
+    if not name or not seen:
         return None
-    return did_you_mean(name, {*seen.f_locals, *seen.f_globals, *dir(builtins)})
+    return did_you_mean(name, {*seen[-1].f_locals, *seen[-1].f_globals, *dir(builtins)})
 
 
 def innermost_function(exc: BaseException) -> str | None:
@@ -72,19 +69,13 @@ def _hint(exc: BaseException, nest_hint: bool) -> str | None:
 
 # A ``sys.exit`` in the user's code, said for each moment it can come.
 
-#: How to pass a script its own arguments (argparse's ``--help`` exits).
-SCRIPT_ARGUMENTS = ("script arguments go after `--`, e.g. "
-                    "`python -m jitmagic FILE.py -- --steps 4`")
-
-
-def exit_before_measuring(code: object) -> str:
-    """A script's ``sys.exit(code)`` before its call to measure."""
-    return (f"your script exited (sys.exit({code!r})) before the call to measure: "
-            f"nothing was measured ({SCRIPT_ARGUMENTS})")
-
-
-def exit_before_final_call(code: object) -> str:
-    """A cell's ``sys.exit(code)`` in its setup, before its final call."""
+def exit_before_call(code: object, file: bool) -> str:
+    """A script's (``file``) or a cell's ``sys.exit(code)`` before its call to measure (argparse's
+    ``--help`` exits: a script's own arguments go after ``--``)."""
+    if file:
+        return (f"your script exited (sys.exit({code!r})) before the call to measure: "
+                "nothing was measured (script arguments go after `--`, e.g. "
+                "`python -m jitmagic FILE.py -- --steps 4`)")
     return (f"your code called sys.exit({code!r}) before its final call: end the cell "
             "with the call to measure instead")
 

@@ -15,6 +15,7 @@ import os
 import site
 import sys
 import sysconfig
+from collections.abc import Collection
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -46,6 +47,15 @@ def user_file(filename: str) -> bool:
     if filename.startswith("<"):
         return False  # <string> (dataclass, NamedTuple methods), <frozen ...>
     return _cached_user_path(os.path.abspath(filename), _MINE.get(), tuple(sys.path))
+
+
+def called_by_user(passed_over: Collection[str]) -> bool:
+    """Whether the first frame above the caller's caller outside the files ``passed_over`` (the
+    library's own: ``os.environ``'s, ``warnings``') is the user's: who set a setting or a filter."""
+    frame = sys._getframe(2)
+    while frame.f_back is not None and frame.f_code.co_filename in passed_over:
+        frame = frame.f_back
+    return user_file(frame.f_code.co_filename)
 
 
 def jax_file(filename: str | None) -> bool:

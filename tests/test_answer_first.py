@@ -15,7 +15,7 @@ from matplotlib.patches import Rectangle
 from support import comparison
 from support import variant
 
-from jitmagic.frontends.script.streams import show
+from jitmagic.frontends.script.process import show
 from jitmagic.model.attribution import Attribution
 from jitmagic.model.attribution import HelperTime
 from jitmagic.model.orderings import Orderings

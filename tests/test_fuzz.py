@@ -18,6 +18,8 @@ from jitmagic.cell.source import CellError
 from jitmagic.cell.source import parse_cell
 from jitmagic.cell.source import split_line
 from jitmagic.errors import InputError
+from jitmagic.frontends.magic import PATHS
+from jitmagic.frontends.magic import parsed_line
 from jitmagic.options import Options
 
 # Random text is full of invalid escape sequences: Python warns while parsing them.
@@ -114,7 +116,7 @@ options = st.lists(st.sampled_from(["-o", "-r", "-n", "--nest", "--no-plot", "--
 def test_option_strings_parse_or_raise_usage_error(ip, text):
     magics = ip.magics_manager.registry["JitCompareMagics"]
     try:  # as the magic does: read the line, then check the values (InputError)
-        options = Options.from_namespace(magics._parse_options(text))
+        options = Options.from_namespace(parsed_line(magics.jitcompare, text, PATHS))
     except (UsageError, InputError):
         return
     assert options.repeat == "auto" or options.repeat >= 1

@@ -24,9 +24,9 @@ from test_stops import press_ctrl_c
 from test_stops import pressing_on_call
 
 import jitmagic
-from jitmagic.cell.effects import registries
+from jitmagic.cell.effects import settings as registries
 from jitmagic.cell.prepare import HELD
-from jitmagic.frontends.showing import ABANDONED_SHOWING
+from jitmagic.frontends.saving import ABANDONED_SHOWING
 
 CHARTS_STOPPED = ("PARTIAL: Ctrl-C stopped the charts (the measurement had finished: every "
                   "number is in the tables)")

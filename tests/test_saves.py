@@ -23,7 +23,7 @@ from support import variant
 import jitmagic
 from jitmagic import ReportSchemaError
 from jitmagic.frontends.command import main
-from jitmagic.frontends.output import unquoted
+from jitmagic.frontends.saving import unquoted
 from jitmagic.model.attribution import Attribution
 from jitmagic.model.attribution import HelperTime
 from jitmagic.model.reports.storage import save

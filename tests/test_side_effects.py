@@ -651,7 +651,7 @@ def test_a_jax_variable_set_before_the_backend_started_is_said_to_stay_in_effect
 def test_what_was_put_back_is_saved_as_facts_and_each_row_is_named():
     """The notes of what was put back save and read back as facts, and each row's label
     is a row that render/notes names (what another thread changed is said with it)."""
-    from jitmagic.cell.effects.table import effects
+    from jitmagic.cell.effects import effects
     from jitmagic.model.notes import KEYS
     from jitmagic.model.notes import PutBack
     from jitmagic.model.notes import read_noted

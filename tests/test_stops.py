@@ -22,9 +22,9 @@ from support import comparison
 
 import jitmagic
 import jitmagic.frontends.magic as magic
+from jitmagic.frontends.saving import ABANDONED_SHOWING
 from jitmagic.frontends.script.process import ENDED
 from jitmagic.frontends.script.process import presses_counted
-from jitmagic.frontends.showing import ABANDONED_SHOWING
 from jitmagic.frontends.statuses import INTERRUPTED
 from jitmagic.frontends.statuses import PARTIAL
 from jitmagic.measure.pipeline import checkpoint
@@ -394,7 +394,7 @@ def test_ctrl_c_while_the_charts_render_shows_the_tables_and_keeps_the_result(
 def test_a_second_ctrl_c_while_showing_prints_the_text_and_raises_one_line(ip, monkeypatch):
     from IPython.utils.capture import capture_output
 
-    from jitmagic.frontends.showing import ABANDONED_SHOWING
+    from jitmagic.frontends.saving import ABANDONED_SHOWING
 
     # the first press stops the charts; the second lands as the tables are made
     pressing_on_call(monkeypatch, "jitmagic.frontends.magic.bundle", calls=(1, 2))

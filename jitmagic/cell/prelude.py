@@ -18,8 +18,7 @@ from typing import Any
 from .._compat import backend_started
 from ..errors import InputError
 from ..errors import UserCodeError
-from ..errors import exit_before_final_call
-from ..errors import exit_before_measuring
+from ..errors import exit_before_call
 from ..errors import user_traceback
 from ..model.notes import Ran
 
@@ -73,14 +72,17 @@ def run_prelude(source: str, filename: str, namespace: dict[str, Any],
         return done
     flags = 0
     for stmt in body[:-1]:
-        if _defines(stmt) or (swept is not None and _names(stmt, swept)):
+        if any(isinstance(node, _DEFINES) or isinstance(node, ast.Name) and node.id == swept
+               for node in ast.walk(stmt)):  # it defines something, or names the swept global
             done.stopped_at = stmt.lineno
             break
         code = compile(ast.Module(body=[stmt], type_ignores=[]), filename, "exec",
                        flags=flags, dont_inherit=True)
         with user_raised("the file raised before its final call"):
             exec(code, namespace)
-        flags |= _future_flags(stmt)
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            for alias in stmt.names:  # what it turns on holds for the statements after it
+                flags |= getattr(getattr(__future__, alias.name, None), "compiler_flag", 0)
         done.ran.add(_position(stmt))
         if "jax" in sys.modules:
             done.imported("file")
@@ -110,8 +112,7 @@ def user_raised(what: str, file: bool = True) -> Iterator[None]:
     except InputError:
         raise
     except SystemExit as exc:
-        raise UserCodeError(exit_before_measuring(exc.code) if file
-                            else exit_before_final_call(exc.code)) from None
+        raise UserCodeError(exit_before_call(exc.code, file)) from None
     except Exception as exc:
         raise UserCodeError(f"{what}:\n" + user_traceback(exc)) from None
 
@@ -131,23 +132,6 @@ def unguarded(body: list[ast.stmt]) -> list[ast.stmt]:
             == {"__name__", "'__main__'"}:
         return [*body[:-1], *guard.body]
     return body
-
-
-def _defines(stmt: ast.stmt) -> bool:
-    return any(isinstance(node, _DEFINES) for node in ast.walk(stmt))
-
-
-def _names(stmt: ast.stmt, name: str) -> bool:
-    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(stmt))
-
-
-def _future_flags(stmt: ast.stmt) -> int:
-    if not isinstance(stmt, ast.ImportFrom) or stmt.module != "__future__":
-        return 0
-    flags = 0
-    for alias in stmt.names:
-        flags |= getattr(getattr(__future__, alias.name, None), "compiler_flag", 0)
-    return flags
 
 
 def _position(stmt: ast.stmt) -> tuple[int, int]:

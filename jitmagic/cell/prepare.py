@@ -9,8 +9,8 @@ import ast
 import contextlib
 import dataclasses
 import linecache
+import sys
 import traceback
-from collections.abc import Iterable
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,9 +44,6 @@ from . import source as cellmod
 from .effects import Watch
 from .effects import effects_undone
 from .prelude import user_raised
-from .prints import printed_note
-from .prints import prints_counted
-from .prints import uncounted
 from .provenance import read_baseline
 from .provenance import spell
 from .provenance import stamp
@@ -65,14 +62,11 @@ def parse(source: str, filename: str | None = None) -> cellmod.ParsedCell:
                          + "".join(traceback.format_exception_only(exc))) from None
 
 
-def variants_of_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any],
-                     nest: Iterable[str] | None = None,
-                     bindings: dict[str, Any] | None = None,
-                     in_axes: Any = None, check: Checkpoint | None = None,
+def variants_of_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options,
+                     bindings: dict[str, Any] | None, check: Checkpoint | None,
                      ) -> dict[str, Prepared]:
     """Run the setup in a scratch copy of ``namespace``, trace once, build both variants."""
-    scratch = dict(namespace)
-    scratch.update(bindings or {})
+    scratch = {**namespace, **(bindings or {})}
     with uncounted():  # it runs once, as the user expects: its prints are not repeats
         with user_raised(f"the {cell.kind} raised before its final call", cell.kind == "file"):
             exec(compile(cell.setup, cell.filename, "exec"), scratch)
@@ -82,7 +76,7 @@ def variants_of_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any],
     # an earlier cell's function reads the kernel's namespace: a swept value is set there too
     with check.finding_helpers() if check is not None else contextlib.nullcontext():
         return variants_of(fn, call_args, call_kwargs, name=cellmod.entry_label(cell, fn),
-                           nest=nest, bindings=bindings, in_axes=in_axes)
+                           nest=options.nest, bindings=bindings, in_axes=options.in_axes)
 
 
 def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: Options, *,
@@ -94,8 +88,7 @@ def measure_cell(cell: cellmod.ParsedCell, namespace: dict[str, Any], options: O
         watch.mark(cells=True)
     try:
         with mine(options.mine):
-            prepared = variants_of_cell(cell, namespace, options.nest, bindings,
-                                        options.in_axes, check)
+            prepared = variants_of_cell(cell, namespace, options, bindings, check)
             result = measure_prepared(prepared, options, start=start, check=check)
     except SystemExit as exc:  # in a helper, or the entry, while traced or run
         raise UserCodeError(exit_while_measured(exc)) from None
@@ -151,10 +144,17 @@ def measure_guarded(cell: cellmod.ParsedCell, namespace: dict[str, Any], options
             prints_counted() as printed, _measured(hold, watch):
         result = _cell_or_sweep(cell, namespace, options, start, check, watch)
     notes: list[Noted] = [*undone, *watch.left(), *([HELD] if hold.pressed else []),
-                          *printed_note(printed.count, traces(result)),
-                          *_runs_note(cell, result)]
-    if isinstance(result, Sweep) and unchanged(result):
-        result = _why_unchanged(result, sweep_name_warnings(cell, result.name))
+                          *([Ran("printed", printed.count, traces(result))] if printed.count
+                            else []),
+                          # the cell's code ran once per value (a line form's: nothing but the call)
+                          *([Ran("cell_ran", cell.kind, len(result.values))]
+                            if isinstance(result, Sweep) and len(result.values) > 1
+                            and cell.setup.body else [])]
+    if isinstance(result, Sweep) and unchanged(result) and (  # one program built: the source's
+            why := sweep_name_warnings(cell, result.name)):  # reasons replace the general warning
+        general = unchanged_warning(result)
+        result = dataclasses.replace(result, warned=(*(w for w in result.warned if w != general),
+                                                     *why))
     return dataclasses.replace(result, warned=(*result.warned, *notes))
 
 
@@ -200,28 +200,14 @@ def traces(result: Comparison | Sweep) -> int:
                for p in points)
 
 
-def _why_unchanged(result: Sweep, reasons: list[Note]) -> Sweep:
-    """A sweep that built one program: the source's reasons replace the general warning."""
-    if not reasons:
-        return result
-    general = unchanged_warning(result)
-    kept = tuple(w for w in result.warned if w != general)
-    return dataclasses.replace(result, warned=(*kept, *reasons))
-
-
-def _runs_note(cell: cellmod.ParsedCell, result: Comparison | Sweep) -> list[Ran]:
-    values = len(result.values) if isinstance(result, Sweep) else 1
-    if values == 1 or not cell.setup.body:
-        return []  # once, as the user expects; or nothing but the call (the line form)
-    return [Ran("cell_ran", cell.kind, values)]
-
-
 def sweep_name_warnings(cell: cellmod.ParsedCell, name: str) -> list[Note]:
     """Why a swept ``name`` may not reach the code: never read, or assigned first."""
     tree = ast.Module(body=[*cell.setup.body, ast.Expr(cell.call)], type_ignores=[])
     # On one line a read comes first: `n = n * 2` reads the swept value, then replaces it.
     uses = sorted(_top_level_uses(tree, name), key=lambda u: (u[0][0], u[1] == "store"))
-    if not any(kind == "load" for _, kind in uses) and not _read_anywhere(tree, name):
+    if not any(kind == "load" for _, kind in uses) and not any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            for n in ast.walk(tree)):
         return [Ran("sweep_name_unread", name)]
     if uses and uses[0][1] == "store":
         return [Ran("sweep_name_assigned", name, uses[0][0][0])]
@@ -248,6 +234,50 @@ def _top_level_uses(tree: ast.Module, name: str) -> list[tuple[tuple[int, int], 
     return uses
 
 
-def _read_anywhere(tree: ast.Module, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-               for n in ast.walk(tree))
+# --- the lines the measured code prints, counted while it runs (the setup, which runs once, left
+# out), for the note that says why its output repeats ------------------------------------------
+
+
+class _Counting:
+    """A stream that counts the lines written through it (unless paused)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream, self.lines, self.partial, self.paused = stream, 0, False, 0
+
+    def write(self, text: str) -> int:
+        if not self.paused and text:
+            self.lines += text.count("\n")
+            self.partial = not text.endswith("\n")
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    @property
+    def count(self) -> int:
+        return self.lines + (1 if self.partial else 0)
+
+
+@contextlib.contextmanager
+def prints_counted() -> Iterator[_Counting]:
+    """``sys.stdout`` wrapped to count the lines printed in the block; put back after."""
+    stream = sys.stdout
+    counting = _Counting(stream)
+    if stream is not None:  # None (no console): print writes nothing, there is nothing to count
+        sys.stdout = counting
+    try:
+        yield counting
+    finally:
+        if sys.stdout is counting:
+            sys.stdout = stream
+
+
+@contextlib.contextmanager
+def uncounted() -> Iterator[None]:
+    counting = sys.stdout if isinstance(sys.stdout, _Counting) else _Counting(None)
+    counting.paused += 1
+    try:
+        yield
+    finally:
+        counting.paused -= 1
+

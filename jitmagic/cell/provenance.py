@@ -21,15 +21,6 @@ from ..options import Options
 from ..options.table import OPTION_SPECS
 
 
-def now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def version() -> str:
-    """``jitmagic.__version__``, from the package already imported (else a cycle)."""
-    return str(sys.modules[__name__.split(".")[0]].__version__)
-
-
 def spell(options: Options, **extra: Any) -> str:
     """``options`` as the command line writes them (``-r 3 --nest layer``), ``extra`` by name."""
     default = Options()
@@ -66,10 +57,11 @@ def entry_source(fn: Any) -> str | None:
 def stamp(result: Comparison | Sweep, *, source: str | None, options: str,
           file: str | None = None) -> Comparison | Sweep:
     """``result`` with its provenance recorded (``env["jitmagic"]`` on every point of a sweep)."""
-    created = now()
+    created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    version = str(sys.modules[__name__.split(".")[0]].__version__)  # imported: else a cycle
 
     def versioned(c: Comparison) -> Comparison:
-        return dataclasses.replace(c, env={**c.env, "jitmagic": version()})
+        return dataclasses.replace(c, env={**c.env, "jitmagic": version})
 
     if isinstance(result, Sweep):
         return dataclasses.replace(result, points=tuple(map(versioned, result.points)),
@@ -84,10 +76,9 @@ def read_baseline(path: str | os.PathLike | None) -> Comparison | None:
         return None
     try:
         return as_comparison(os.fspath(path))
-    except OSError as exc:  # the message alone: "no report at PATH: no such file"
-        raise InputError(f"--baseline {os.fspath(path)}: {exc.strerror or exc}") from None
-    except ReportSchemaError as exc:
-        raise InputError(f"--baseline {os.fspath(path)}: {exc}") from None
+    except (OSError, ReportSchemaError) as exc:  # an OSError's message alone: "no such file"
+        said = getattr(exc, "strerror", None) or exc
+        raise InputError(f"--baseline {os.fspath(path)}: {said}") from None
 
 
 def with_baseline(result: Comparison | Sweep, old: Comparison | None) -> Comparison | Sweep:

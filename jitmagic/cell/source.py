@@ -98,18 +98,23 @@ def as_numbered(cell: str, code: str) -> str:
 
 def split_line(line: str) -> tuple[str, str]:
     """A line magic's text → (options, the first suffix that parses as a call)."""
-    for m in itertools.chain([None], re.finditer(r"\s+", line)):
-        start = 0 if m is None else m.end()
+    for start in (0, *(m.end() for m in re.finditer(r"\s+", line))):
         rest = line[start:].strip()
-        if rest and _is_call(rest):
-            return line[:start].strip(), rest
+        try:
+            if rest and isinstance(ast.parse(rest, mode="eval").body, ast.Call):
+                return line[:start].strip(), rest
+        except SyntaxError:
+            continue
     return line.strip(), ""
 
 
 def resolve_call(cell: ParsedCell, namespace: dict[str, Any]) -> tuple[Any, tuple, dict]:
     """Evaluate the entry and its arguments in ``namespace``: (fn, args, kwargs)."""
     name = cell.entry
-    root = _root_name(cell.call.func)
+    node = cell.call.func
+    while isinstance(node, ast.Attribute | ast.Subscript):  # model.layers[0]: model
+        node = node.value
+    root = node.id if isinstance(node, ast.Name) else None
     if root is not None and root not in namespace and not hasattr(builtins, root):
         hint = did_you_mean(root, namespace)
         raise CellError(f"the entry `{name}` is not defined: "
@@ -144,12 +149,6 @@ def entry_label(cell: ParsedCell, fn: Any) -> str:
     return written
 
 
-def _root_name(node: ast.expr) -> str | None:
-    while isinstance(node, ast.Attribute | ast.Subscript):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
 def _magic_name(stmt: ast.stmt) -> str | None:
     """``%time`` for a statement IPython made of ``%time model(x)``, else None."""
     call = stmt.value if isinstance(stmt, ast.Expr | ast.Assign) else None
@@ -171,14 +170,6 @@ def _check_no_top_level_return(tree: ast.Module, kind: str = "cell") -> None:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
                           | ast.ClassDef):
             todo += ast.iter_child_nodes(node)
-
-
-def _is_call(text: str) -> bool:
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError:
-        return False
-    return isinstance(tree.body, ast.Call)
 
 
 def _statement_kind(node: ast.stmt) -> str:

@@ -24,6 +24,7 @@ import argparse
 import ast
 import atexit
 import dataclasses
+import importlib
 import os
 import shutil
 import sys
@@ -59,9 +60,10 @@ from ..render.bundle import at_a_glance
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from . import launcher
-from .notebook_progress import progress_for
-from .output import check_endings
-from .output import checked_reports
+from .saving import ABANDONED_SHOWING
+from .saving import Showing
+from .saving import check_endings
+from .saving import checked_reports
 from .saving import write_outputs
 from .saving import wrote
 from .script.crashes import staged
@@ -74,14 +76,12 @@ from .script.process import Presses
 from .script.process import ctrl_c_ignored
 from .script.process import end_on_ctrl_c
 from .script.process import exit_now
+from .script.process import forgiving_stderr
 from .script.process import ignore_ctrl_c
 from .script.process import presses_counted
+from .script.process import safe_output
+from .script.process import show
 from .script.releases import show as show_releases
-from .script.streams import forgiving_stderr
-from .script.streams import safe_output
-from .script.streams import show
-from .showing import ABANDONED_SHOWING
-from .showing import Showing
 from .statuses import CANNOT_WRITE
 from .statuses import ENDED_WELL
 from .statuses import INTERRUPTED
@@ -91,6 +91,7 @@ from .statuses import RAISED
 from .statuses import STARTING
 from .statuses import USAGE
 from .stderr_progress import drawing
+from .stderr_progress import progress_for
 
 DEMO_HTML = "jitmagic-demo.html"
 
@@ -143,18 +144,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(USAGE, f"{self.prog}: error: {with_option_hint(message, self)}\n")
 
 
+#: The command's own commands (``watch FILE.py``), each a module with its ``main(argv)``.
+SUBCOMMANDS = {"diff": ".diff_command", "watch": ".watch.command"}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command; return the exit status (:data:`EXIT_CODES`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     held_while_importing("jax")  # wherever the file imports it
-    if argv[:1] == ["diff"]:  # python -m jitmagic diff OLD.json NEW.json
-        from .diff_command import main as diff_main
-
-        return diff_main(argv[1:])
-    if argv[:1] == ["watch"]:  # python -m jitmagic watch FILE.py
-        from .watch.command import main as watch_main
-
-        return watch_main(argv[1:])
+    if argv[:1] and argv[0] in SUBCOMMANDS:  # python -m jitmagic diff OLD.json NEW.json
+        return importlib.import_module(SUBCOMMANDS[argv[0]], __package__).main(argv[1:])
     with presses_counted() as presses:
         try:
             return _measured_and_shown(argv, presses)
@@ -165,23 +164,19 @@ def main(argv: list[str] | None = None) -> int:
             return INTERRUPTED
 
 
-def _check_target(args: argparse.Namespace) -> None:
-    """``--target``'s refusal of ``--processes``; and JAX to start its CPU backend only (unless
-    ``JAX_PLATFORMS``): libtpu would print its warnings on a machine with no TPU."""
+def _checked_outputs(args: argparse.Namespace) -> str | None:
+    """Everything checked before measuring (and with ``--target``, JAX to start its CPU backend
+    only unless ``JAX_PLATFORMS``: libtpu would print its warnings on a machine with no TPU); the
+    script's absolute path (None: the demo)."""
+    if ignored := launcher.check_environment():
+        print(f"jitmagic: {ignored}", file=sys.stderr)
+    given = {"--save": args.save, "--html": args.html, "--trace": args.trace}
     if args.target and args.processes is not None:
         raise InputError("--target compiles for the TPU in this one process and runs "
                          "nothing, so it cannot take --processes (several processes in "
                          "lockstep): leave it out")
     if args.target and "JAX_PLATFORMS" not in os.environ:
         os.environ["JAX_PLATFORMS"] = "cpu"
-
-
-def _checked_outputs(args: argparse.Namespace) -> str | None:
-    """Everything checked before measuring; the script's absolute path (None: the demo)."""
-    if ignored := launcher.check_environment():
-        print(f"jitmagic: {ignored}", file=sys.stderr)
-    given = {"--save": args.save, "--html": args.html, "--trace": args.trace}
-    _check_target(args)
     script = None if args.file == "demo" else os.path.abspath(args.file)
     checked_reports(args, script)
     check_endings(given)  # as the watch's (after a device, a folder, one file twice)
@@ -205,13 +200,10 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
             return launcher.launch(args.processes, argv)
         result = run_isolated(args, script_args)
         launcher.note_measured()
-    except (InputError, UserCodeError, CannotWriteError) as exc:
-        print(f"jitmagic: {exc}", file=sys.stderr)
+    except (InputError, UserCodeError, CannotWriteError, LockstepError) as exc:
+        print(f"jitmagic: {exc}", file=sys.stderr)  # Lockstep: another process died or hangs
         return CANNOT_WRITE if isinstance(exc, CannotWriteError) else \
             USAGE if isinstance(exc, InputError) else RAISED
-    except LockstepError as exc:  # another process died or hangs
-        print(f"jitmagic: {exc}", file=sys.stderr)
-        return RAISED
     if presses.twice():  # two presses the measurement's handler ran once (mid-compile)
         raise KeyboardInterrupt(ABANDONED)
     status = present(result, args, pressed=presses.last())
@@ -224,7 +216,7 @@ def _measured_and_shown(argv: list[str], presses: Presses) -> int:
 
 def present(result: Comparison | Sweep, args: argparse.Namespace,
             pressed: float | None = None) -> int:
-    """Write the reports, then print the text, under :class:`~.showing.Showing`'s stop rule; the
+    """Write the reports, then print the text, under :class:`~.saving.Showing`'s stop rule; the
     exit status."""
     if not current().leader:
         return MEASURED

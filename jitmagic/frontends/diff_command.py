@@ -27,7 +27,7 @@ from ..render.diff import gate_failures
 from ..render.diff import gate_notes
 from ..render.diff import text
 from ..render.ledger import diff_text as ledger_diff_text
-from .script.streams import show
+from .script.process import show
 from .statuses import MEASURED
 from .statuses import REGRESSED
 from .statuses import USAGE

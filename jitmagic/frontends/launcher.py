@@ -9,6 +9,7 @@ import ast
 import contextlib
 import math
 import os
+import re
 import shutil
 import signal
 import socket
@@ -110,26 +111,19 @@ def initializes(source: str) -> int | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    modules, functions = {"distributed"}, set()
+    modules, functions = {"distributed"}, set[str]()
+    named: dict[tuple[str | None, str], set[str]] = {("jax", "distributed"): modules,
+                                                     ("jax.distributed", "initialize"): functions}
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module in ("jax", "jax.distributed"):
+        if isinstance(node, ast.ImportFrom):
             for a in node.names:
-                if (node.module, a.name) == ("jax", "distributed"):
-                    modules.add(a.asname or a.name)
-                elif (node.module, a.name) == ("jax.distributed", "initialize"):
-                    functions.add(a.asname or a.name)
+                named.get((node.module, a.name), set()).add(a.asname or a.name)
         elif isinstance(node, ast.Import):
             modules |= {a.asname for a in node.names if a.name == "jax.distributed" and a.asname}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "initialize" \
-                and ast.unparse(func.value).split(".")[-1] in modules:
-            return node.lineno
-        if isinstance(func, ast.Name) and func.id in functions:
-            return node.lineno
-    return None
+    return next((node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+        isinstance(node.func, ast.Name) and node.func.id in functions
+        or isinstance(node.func, ast.Attribute) and node.func.attr == "initialize"
+        and ast.unparse(node.func.value).split(".")[-1] in modules)), None)
 
 
 def launch(count: int, argv: list[str]) -> int:
@@ -169,15 +163,11 @@ class Child:
     def measured(self) -> bool:
         return self._measured is None or self._measured.exists()
 
-    def exit_status(self) -> int:
-        """Its status as a shell says it (128 + N: killed by signal N); it has ended."""
-        code: int = self.popen.returncode
-        return killed_by(-code) if code < 0 else code
-
     def describe(self) -> str:
         code = self.status
         if code is not None and code < 0:
-            return f"process {self.index} was killed by {_signal_name(-code)}"
+            name = {s.value: s.name for s in signal.Signals}.get(-code, f"signal {-code}")
+            return f"process {self.index} was killed by {name}"
         return f"process {self.index} exited with status {code}"
 
     def tail(self) -> str:
@@ -187,13 +177,6 @@ class Child:
         lines = [ln for ln in self.log.read_text(errors="replace").splitlines()
                  if ln.strip() and not ln.startswith("    @ ")]
         return "\n".join(f"  [process {self.index}] {ln}" for ln in lines[-LOG_LINES:])
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def start(index: int, count: int, port: int, argv: list[str], logs: Path) -> Child:
@@ -226,7 +209,8 @@ def watch(children: list[Child]) -> int:
         if failed:  # the others get GRACE_S, then are killed; its status
             wait_all(children, GRACE_S)
             _stopped(children, failed[0])
-            return failed[0].exit_status()
+            code: int = failed[0].popen.returncode  # as a shell says it: 128 + N, signal N
+            return killed_by(-code) if code < 0 else code
         if all(c.status in ENDED_WELL for c in children):
             return leader.status or MEASURED
         # once process 0 has measured, every process has passed the last barrier
@@ -294,18 +278,13 @@ def place() -> tuple[int, int, str] | None:
     """(process id, count, coordinator address) from :data:`ENV`; None outside a child."""
     if not is_child():
         return None
-    value = os.environ[ENV].strip()
-    ids, at, address = value.partition("@")
-    index, slash, count = ids.partition("/")
-    host, colon, port = address.rpartition(":")
-    numbers = (index, count, port)
-    if not (at and slash and colon and host and all(n.isascii() and n.isdigit() for n in numbers)) \
-            or not int(index) < int(count) or not 0 < int(port) < 2**16:
+    found = re.fullmatch(r"([0-9]+)/([0-9]+)@(.+:([0-9]+))", os.environ[ENV].strip())
+    if found is None or not int(found[1]) < int(found[2]) or not 0 < int(found[4]) < 2**16:
         raise InputError(f"{ENV} is {os.environ[ENV]!r}, not {ENV_FORM} (a process id "
                          "below the count): `--processes` sets it in each process it "
                          f"starts; unset it, and {LAUNCHER_ENV}, to measure in one "
                          "process")
-    return int(index), int(count), address
+    return int(found[1]), int(found[2]), found[3]
 
 
 def note_measured() -> None:

@@ -32,6 +32,7 @@ from ..measure.sampling.stops import ABANDON_S
 from ..measure.sampling.stops import NO_RESULT
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
+from ..model.progress import Progress
 from ..model.reports.releases import Bisection
 from ..model.reports.releases import Releases
 from ..model.sweep import Sweep
@@ -45,22 +46,22 @@ from ..render.bundle import bundle
 from ..render.bundle import stopped_note
 from ..render.bundle import text
 from ..render.bundle import with_note
-from ..render.releases import text as releases_text
 from . import command
 from .cell_names import with_cell_names
-from .notebook_progress import NotebookProgress
-from .notebook_progress import progress_for
-from .output import checked_reports
-from .output import unquoted
+from .saving import ABANDONED_SHOWING
+from .saving import Showing
+from .saving import checked_reports
 from .saving import not_written
+from .saving import unquoted
 from .saving import write_outputs
 from .saving import wrote
 from .script.releases import LINE_FORM
 from .script.releases import of_cell
-from .script.releases import write_reports
-from .showing import ABANDONED_SHOWING
-from .showing import Showing
+from .script.releases import present as present_releases
 from .stderr_progress import drawing
+
+#: The options that name a file (IPython leaves the quotes on them).
+PATHS = ("save", "html", "trace", "baseline")
 
 
 def options_of(tool: str) -> Callable[[Any], Any]:
@@ -73,26 +74,20 @@ def options_of(tool: str) -> Callable[[Any], Any]:
 
 
 def _no_call(line: str) -> str:
+    """Why the line form found no call to measure in ``line``."""
     last = line.split()[-1] if line.split() else ""
     if last.isidentifier():
         return (f"`{last}` is not a call: the line form measures one call, e.g. "
                 f"`%jitcompare {line[: len(line) - len(last)]}{last}(x)`.")
-    return _broken_call(line) or (
-        "%jitcompare measures the call written after it, e.g. `%jitcompare model(x)`; to "
-        "measure the code of a cell, put `%%jitcompare` (two %) on its first line.")
-
-
-def _broken_call(line: str) -> str | None:
-    """The syntax error of a call that does not parse (``g(x``), or None."""
     found = re.search(r"(?:^|\s)([^\s-]\S*\(.*)$", line)
-    if found is None:
-        return None
+    call = found[1] if found else "None"
     try:
-        compile(found[1], "<jitcompare-line>", "eval")
-    except SyntaxError as exc:
-        return (f"syntax error in the call `{found[1]}`: {exc.msg} (the line form measures "
+        compile(call, "<jitcompare-line>", "eval")
+    except SyntaxError as exc:  # a call that does not parse (``g(x``)
+        return (f"syntax error in the call `{call}`: {exc.msg} (the line form measures "
                 "one call, e.g. `%jitcompare model(x)`)")
-    return None
+    return ("%jitcompare measures the call written after it, e.g. `%jitcompare model(x)`; to "
+            "measure the code of a cell, put `%%jitcompare` (two %) on its first line.")
 
 
 @magics_class
@@ -118,10 +113,10 @@ class JitCompareMagics(Magics):
         try:
             held.install()  # as usual until the measurement ends: measure_source holds it
             result, args, progress = self._measured(line, cell, start)
-            try:
-                self._present(result, args, progress, held)
-            except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
-                raise CellInterrupted(str(exc) or ABANDONED_SHOWING) from None
+            present(result, args, lambda plot: bundle(result, plot=plot, verbose=args.verbose,
+                                                      width=columns()),
+                    lambda r: text(r, verbose=args.verbose, width=columns()), held,
+                    progress=progress)
         except CellInterrupted:
             raise
         except KeyboardInterrupt as exc:  # before there was a result: said, in one line
@@ -144,10 +139,12 @@ class JitCompareMagics(Magics):
         else:
             source = cellmod.as_numbered(cell, self.shell.transform_cell(cell))
         try:
-            args = self._parse_options(line)
+            args = parsed_line(self.jitcompare, line, PATHS)
             options = Options.from_namespace(args)
             checked_reports(args)  # before measuring: the cell may chdir
-            with drawing(progress_for(options, self.shell)) as progress:
+            notebook = getattr(self.shell, "kernel", None) is not None  # else on stderr
+            with drawing(not options.quiet and (NotebookProgress() if notebook else True)
+                         ) as progress:
                 result = measure_source(parse(source), self.shell.user_ns, options, progress,
                                         start, written=line.strip(), baseline=args.baseline)
         except (InputError, UserCodeError, CannotWriteError) as exc:
@@ -161,64 +158,55 @@ class JitCompareMagics(Magics):
         form is refused."""
         if cell is None:
             raise UsageError(LINE_FORM)
-        args = self._parse_options(line)
+        args = parsed_line(self.jitcompare, line, PATHS)
         try:
             found = of_cell(cell, line, args, Entry(command.__name__,
                                                     command.measure_in_child.__name__))
-        except InputError as exc:
-            raise UsageError(str(exc)) from None
-        print(releases_text(found, verbose=args.verbose))
-        try:
-            write_reports(found, args)
-        except CannotWriteError as exc:
+            present_releases(found, args)
+        except (InputError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
         return found if args.output else None
 
-    def _parse_options(self, line: str) -> argparse.Namespace:
-        """The options of ``line``; a path keeps no quotes (IPython leaves them on)."""
-        try:
-            args = parse_argstring(self.jitcompare, line)
-            args.save, args.html, args.trace = map(unquoted, (args.save, args.html, args.trace))
-            args.baseline = unquoted(args.baseline)
-            return args
-        except ValueError as exc:  # e.g. an unclosed quote
-            raise UsageError(f"cannot read the options {line!r}: {exc}") from None
-        except UsageError as exc:
-            raise UsageError(with_option_hint(str(exc), self.jitcompare.parser)) from None
 
-    def _present(self, result: Comparison | Sweep, args: argparse.Namespace,
-                 progress: Any, held: CtrlCHeld) -> None:
-        present(result, args, lambda showing, shown: self._show(result, args, progress,
-                                                                  showing, shown),
-                lambda r: text(r, verbose=args.verbose, width=columns()), held)
-
-    def _show(self, result: Comparison | Sweep, args: argparse.Namespace, progress: Any,
-              showing: Showing, shown: list[bool]) -> None:
-        """The result, in the progress display where there is one (a saved notebook keeps the
-        result alone)."""
-        data = charted(lambda plot: bundle(result, plot=plot, verbose=args.verbose,
-                                           width=columns()), showing, not args.no_plot)
-        if not (isinstance(progress, NotebookProgress) and progress.show(data)):
-            display(data, raw=True)
-        shown[0] = True
+def parsed_line(magic: Any, line: str, paths: tuple[str, ...]) -> argparse.Namespace:
+    """The options of ``line`` for ``magic``; those naming ``paths`` keep no quotes (IPython leaves
+    them on)."""
+    try:
+        args = parse_argstring(magic, line)
+    except ValueError as exc:  # e.g. an unclosed quote
+        raise UsageError(f"cannot read the options {line!r}: {exc}") from None
+    except UsageError as exc:  # an unknown option: what it may have meant
+        raise UsageError(with_option_hint(str(exc), magic.parser)) from None
+    for name in paths:
+        setattr(args, name, unquoted(getattr(args, name)))
+    return args
 
 
 def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
-            show: Callable[[Showing, list[bool]], None], text_of: Callable[[Any], str],
-            held: CtrlCHeld | None = None, said: Callable[[str, str], str] = wrote) -> None:
-    """Show ``result``, then save it, under :class:`~.showing.Showing`'s stop rule: a second Ctrl-C
-    shows at least its text, saves what had not begun, then raises one line."""
-    showing, shown = Showing.after(held.last if held else None), [False]
+            make: Callable[[bool], dict[str, str]], text_of: Callable[[Any], str],
+            held: CtrlCHeld | None = None, said: Callable[[str, str], str] = wrote,
+            progress: Any = None) -> None:
+    """Show ``result`` (``make(plot)``: its bundle, in ``progress``'s display where there is one:
+    a saved notebook keeps the result alone), then save it, under :class:`~.saving.Showing`'s
+    stop rule: a second Ctrl-C shows at least its text, saves what had not begun, then raises
+    one line."""
+    showing, shown = Showing.after(held.last if held else None), False
     begun: list[str] = []  # the reports whose writing began
     try:
         with showing.active():
             if held is not None and held.twice(ABANDON_S):  # two since it ended: a second
                 raise KeyboardInterrupt(ABANDONED_SHOWING)
-            show(showing, shown)
+            # the charts optional; a Ctrl-C between parts is only noted: this takes no time
+            data = make(False) if args.no_plot else showing.part(
+                "the charts", lambda: make(True), lambda: make(False), optional=True)
+            data = with_note(data, stopped_note(showing.stopped)) if showing.stopped else data
+            if not (isinstance(progress, NotebookProgress) and progress.show(data)):
+                display(data, raw=True)
+            shown = True
             # paths checked before measuring; a late failure keeps the result
             _said(*write_outputs(result, args, showing, begun, said=said))
-    except KeyboardInterrupt:  # held again from here (``held``): nothing below is cut
-        if not shown[0]:  # abandoned before anything was shown: the text at least
+    except KeyboardInterrupt as exc:  # held again from here (``held``): nothing below is cut
+        if not shown:  # abandoned before anything was shown: the text at least
             print(text_of(result))
         if args.save and "--save" not in begun:
             _said(*write_outputs(result, argparse.Namespace(save=args.save, html=None),
@@ -227,21 +215,43 @@ def present(result: Comparison | Sweep | Ledger, args: argparse.Namespace,
             _said([], [not_written("--save", args.save)])
         if args.html:  # the page takes its charts' time: a second Ctrl-C leaves it out
             _said([], [not_written("--html", args.html)])
-        raise
-
-
-def charted(make: Callable[[bool], dict[str, str]], showing: Showing,
-            plot: bool) -> dict[str, str]:
-    """``make(plot)``, its charts an optional part of ``showing``, with a note of what a Ctrl-C
-    stopped (between parts it is only noted: this takes no time)."""
-    data: dict[str, str] = showing.part("the charts", lambda: make(True),
-                                        lambda: make(False), optional=True) if plot else make(False)
-    return with_note(data, stopped_note(showing.stopped)) if showing.stopped else data
+        raise CellInterrupted(str(exc) or ABANDONED_SHOWING) from None
 
 
 def columns() -> int:
     """The columns of the terminal (a kernel has none: ``COLUMNS``, else 80)."""
     return shutil.get_terminal_size().columns
+
+
+class NotebookProgress:
+    """Progress in a notebook: one display, created on the first event, updated in place after,
+    then turned into the result (or emptied), so a saved notebook keeps the result and no
+    progress."""
+
+    def __init__(self) -> None:
+        self.handle: Any = None
+
+    def __call__(self, p: Progress) -> None:
+        self.line(p.line())
+
+    def line(self, text: str) -> None:
+        """Show ``text``: in the display made at the first call (``%%jitwatch``'s live line)."""
+        data = {"text/plain": text}
+        if self.handle is None:
+            self.handle = display(data, raw=True, display_id=True)
+        else:
+            self.handle.update(data, raw=True)
+
+    def close(self, finished: bool = True) -> None:
+        """Empty the display (until the result takes it): the progress is not kept."""
+        if self.handle is not None:
+            self.handle.update({"text/plain": ""}, raw=True)
+
+    def show(self, data: dict[str, str]) -> bool:
+        if self.handle is None:
+            return False
+        self.handle.update(data, raw=True)
+        return True
 
 
 class CellInterrupted(KeyboardInterrupt):

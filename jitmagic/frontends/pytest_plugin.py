@@ -88,12 +88,6 @@ class Reports:
     disabled: tuple[str, ...] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    @property
-    def in_place(self) -> bool:
-        """Whether both options name one folder: its baselines are replaced as compared."""
-        return self.save_dir is not None and self.compare_dir is not None \
-            and _same(self.save_dir, self.compare_dir)
-
     def record(self, nodeid: str, index: int, c: Comparison) -> None:
         """Compare ``c`` with its baseline, then save it (not over a baseline it fails)."""
         name = report_name(nodeid, index)
@@ -105,7 +99,9 @@ class Reports:
                 self.written[name] = (nodeid, index)
         if self.compare_dir is not None:
             outcome = compared(nodeid, name, c, self.compare_dir)
-            outcome.kept = self.in_place and bool(self.failures(outcome))
+            # both options one folder: a baseline is replaced as compared, unless it fails
+            outcome.kept = self.save_dir is not None and _same(self.save_dir, self.compare_dir) \
+                and bool(self.failures(outcome))
             with self.lock:
                 self.outcomes.append(outcome)
             if outcome.kept:
@@ -246,29 +242,27 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _check_compare(folder: Path, save_dir: Path | None) -> None:
     """``pytest.UsageError`` unless ``folder`` can be read (or is also the save folder)."""
-    option = "--jitmagic-compare"
     if not folder.exists():
         if save_dir is not None and _same(folder, save_dir):
             return
         raise pytest.UsageError(
-            f"{option}={folder}: there is no such folder, so no test would have a baseline; "
-            f"save one first with --jitmagic-save={folder} (or give both options that "
+            f"--jitmagic-compare={folder}: there is no such folder, so no test would have a "
+            f"baseline; save one first with --jitmagic-save={folder} (or give both options that "
             "folder, to compare with what is there and then save over it)")
     if not folder.is_dir():
-        raise pytest.UsageError(f"{option}={folder}: it is a file, not a folder; give the "
-                                "folder --jitmagic-save wrote the baseline's reports to")
+        raise pytest.UsageError(f"--jitmagic-compare={folder}: it is a file, not a folder; "
+                                "give the folder --jitmagic-save wrote the baseline's reports to")
     try:
         os.listdir(folder)
     except OSError as exc:
-        raise pytest.UsageError(f"{option}={folder}: cannot read the folder "
+        raise pytest.UsageError(f"--jitmagic-compare={folder}: cannot read the folder "
                                 f"({exc.strerror or exc})") from None
 
 
 def _check_save(folder: Path) -> None:
     """``pytest.UsageError`` unless a report can be written into ``folder``."""
-    option = "--jitmagic-save"
     if folder.exists() and not folder.is_dir():
-        raise pytest.UsageError(f"{option}={folder}: it is a file, not a folder; give a "
+        raise pytest.UsageError(f"--jitmagic-save={folder}: it is a file, not a folder; give a "
                                 "folder (made if it does not exist), e.g. .jitmagic/main")
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -276,9 +270,9 @@ def _check_save(folder: Path) -> None:
         with tempfile.TemporaryFile(dir=folder, prefix=".jitmagic-"):
             pass
     except ValueError as exc:
-        raise pytest.UsageError(f"{option}={folder}: {exc}") from None
+        raise pytest.UsageError(f"--jitmagic-save={folder}: {exc}") from None
     except OSError as exc:
-        raise pytest.UsageError(f"{option}={folder}: cannot write a report there "
+        raise pytest.UsageError(f"--jitmagic-save={folder}: cannot write a report there "
                                 f"({exc.strerror or exc}); give a folder this process "
                                 "can write to") from None
 

@@ -1,5 +1,6 @@
-"""Reports written to files: ``jitmagic.save``, and the ``--save``/``--html`` files of the front
-ends."""
+"""Reports shown and written to files: the one stop rule of the front ends (:class:`Showing`:
+Ctrl-C never loses a finished result), ``jitmagic.save``, and the ``--save``/``--html``/``--trace``
+files of the front ends, checked before anything is measured and written without a traceback."""
 
 from __future__ import annotations
 
@@ -7,10 +8,17 @@ import argparse
 import functools
 import os
 from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
+from typing import Any
 
 from ..errors import CannotWriteError
 from ..errors import InputError
+from ..measure.sampling.stops import Checkpoint
+from ..measure.sampling.stops import StageInterrupted
 from ..model.advice import Advice
 from ..model.attribution import Attribution
 from ..model.comparison import Comparison
@@ -23,8 +31,112 @@ from ..render.bundle import html_document
 from ..render.bundle import stopped_note
 from ..render.ledger import html_document as ledger_document
 from ..render.releases.trace import trace_json
-from .output import write_report
-from .showing import Showing
+
+#: What a second Ctrl-C while a finished measurement is shown or saved says.
+ABANDONED_SHOWING = ("a second Ctrl-C: showing the result was abandoned (the measurement "
+                     "had finished; its text table is above)")
+
+
+@dataclass
+class Showing:
+    """While :meth:`active`, a first Ctrl-C stops the part running and leaves out the optional
+    ones; a second one raises :data:`ABANDONED_SHOWING`."""
+
+    check: Checkpoint = field(
+        default_factory=lambda: Checkpoint(abandon_message=ABANDONED_SHOWING))
+    #: The parts a Ctrl-C stopped or left out, in order (the front end says so).
+    stopped: list[str] = field(default_factory=list)
+
+    @classmethod
+    def after(cls, pressed: float | None) -> Showing:
+        """Showing after a Ctrl-C at ``pressed`` (None: none) held since the measurement."""
+        return cls(check=Checkpoint(abandon_message=ABANDONED_SHOWING,
+                                    interrupted=pressed is not None, pressed_at=pressed))
+
+    @contextmanager
+    def active(self) -> Iterator[Showing]:
+        with self.check.catching_interrupts(), self.check.mode(python=False):
+            yield self
+
+    def part(self, name: str, make: Callable[[], Any], instead: Callable[[], Any] | None = None,
+             optional: bool = False) -> Any:
+        """``make()``; where Ctrl-C stops it, ``name`` is noted and ``instead()`` made."""
+        if not (optional and self.check.interrupted):
+            try:
+                with self.check.mode(python=True):
+                    return make()
+            except StageInterrupted:
+                pass
+        self.stopped.append(name)
+        return None if instead is None else instead()
+
+
+#: The quotes a shell would take off a word (IPython leaves them on a magic's arguments).
+QUOTES = ("'", '"')
+
+
+def unquoted(value: str | None) -> str | None:
+    """``value`` without one pair of quotes around it, as a shell reads it."""
+    if value and len(value) >= 2 and value[0] == value[-1] and value[0] in QUOTES:
+        return value[1:-1]
+    return value
+
+
+def checked_path(path: str | os.PathLike | None, option: str) -> str | None:
+    """``path`` absolute, once a report can be written there; else ``CannotWriteError``."""
+    if path is None:
+        return None
+    try:
+        return os.fspath(files.check_target(path))
+    except (OSError, ValueError) as exc:
+        raise CannotWriteError(f"{option} {os.fspath(path)}: {exc}") from None
+
+
+def checked_reports(args: Any, script: str | None = None) -> None:
+    """``--save``, ``--html`` and ``--trace`` checked writable, and no two reports one file."""
+    args.save, args.html = checked_path(args.save, "--save"), checked_path(args.html, "--html")
+    args.trace = checked_path(args.trace, "--trace")
+    distinct({"the script": script, "--save": args.save, "--html": args.html,
+              "--trace": args.trace})
+    distinct({"--baseline": args.baseline, "--html": args.html})
+
+
+def distinct(paths: dict[str, str | None]) -> None:
+    """``InputError`` where two of ``paths`` name one file (a report would overwrite the other)."""
+    seen: dict[str, str] = {}
+    for option, path in paths.items():
+        if path is None:
+            continue
+        real = os.path.realpath(os.path.expanduser(path))
+        if real in seen:
+            raise InputError(f"{seen[real]} and {option} name the same file, {path}: give "
+                             "each its own file, e.g. --save report.json --html report.html")
+        seen[real] = option
+
+
+def write_report(write: Callable[[str], object], path: str, option: str) -> bool:
+    """``write(path)``, then True; a failure (disk full, folder gone) a ``CannotWriteError``."""
+    try:
+        write(path)
+    except (OSError, ValueError) as exc:  # why, with no file name: [Errno 28] No space left...
+        why = OSError(exc.errno, exc.strerror) if isinstance(exc, OSError) and exc.strerror else exc
+        raise CannotWriteError(f"cannot write {option} {path}: {why}") from None
+    return True
+
+
+#: The file each option writes, by its ending: ``--html page.json`` wrote JSON.
+ENDINGS = {"--save": ".json", "--html": ".html", "--trace": ".json"}
+
+
+def check_endings(paths: dict[str, str | None], named: str = "report") -> None:
+    """``InputError`` where a ``--save``/``--html`` path does not end as its file."""
+    for option, path in paths.items():
+        ending = ENDINGS.get(option)
+        if path is not None and ending and not path.lower().endswith(ending):
+            raise InputError(f"{option} writes a{'n HTML page' if ending == '.html' else ' JSON'}"
+                             f" file: give it a path ending in {ending} (got {path!r}), e.g. "
+                             f"{option} {named}{ending}")
+
 
 #: The records saved only within a comparison: (the option that measures each, its field).
 SAVED_WITHIN = {Advice: ("advise", "advice"), Attribution: ("attribute", "attribution")}
@@ -37,7 +149,11 @@ def save(result: Comparison | Sweep | Lines | Ledger | Advice | Attribution,
          path: str | os.PathLike) -> None:
     """Write ``result`` to ``path``: JSON for ``.json``, an HTML page for ``.html``."""
     if isinstance(result, Advice | Attribution):
-        raise InputError(_saved_within(type(result), path))
+        (option, field), kind = SAVED_WITHIN[type(result)], type(result).__name__
+        raise InputError(f"a {kind} is saved within the comparison that measured it, which "
+                         f"`jitmagic.load` reads back whole: write `result = jitmagic.compare("
+                         f"fn, *args, {option}=True)`, then `jitmagic.save(result, "
+                         f"{os.fspath(path)!r})`; the loaded report's `.{field}` is this {kind}.")
     suffix = Path(os.fsdecode(os.fspath(path))).suffix.lower()
     if suffix not in FORMATS:
         said = f"ends in {suffix!r}" if suffix else "has no extension"
@@ -56,14 +172,6 @@ def save(result: Comparison | Sweep | Lines | Ledger | Advice | Attribution,
         files.write_text(path, html_document(result))
 
 
-def _saved_within(kind: type, path: str | os.PathLike) -> str:
-    option, field = SAVED_WITHIN[kind]
-    return (f"a {kind.__name__} is saved within the comparison that measured it, which "
-            f"`jitmagic.load` reads back whole: write `result = jitmagic.compare(fn, "
-            f"*args, {option}=True)`, then `jitmagic.save(result, {os.fspath(path)!r})`; "
-            f"the loaded report's `.{field}` is this {kind.__name__}.")
-
-
 def html_page(result: Comparison | Sweep | Ledger, showing: Showing) -> str:
     """The HTML report; without its charts (and saying so) where Ctrl-C stopped drawing them."""
     page = ledger_document if isinstance(result, Ledger) else html_document
@@ -72,12 +180,9 @@ def html_page(result: Comparison | Sweep | Ledger, showing: Showing) -> str:
                                      note=stopped_note(["the HTML report's charts"])))
 
 
-#: What the line of a written report adds after its path, by option.
-WRITTEN_NOTES = {"--html": " (open it in a browser; works offline)"}
-
-
 def wrote(option: str, path: str) -> str:
-    return f"wrote {path}{WRITTEN_NOTES.get(option, '')}"
+    html = " (open it in a browser; works offline)" if option == "--html" else ""
+    return f"wrote {path}{html}"
 
 
 def write_outputs(result: Comparison | Sweep | Ledger, args: argparse.Namespace,

@@ -12,6 +12,7 @@ from typing import TextIO
 
 from ..measure.sampling.lockstep import leads
 from ..model.progress import Progress
+from ..options import Options
 
 
 class StderrProgress:
@@ -50,6 +51,10 @@ class StderrProgress:
             self.stream.write(Progress(self.last.entry, "", "", elapsed, point=self.last.point,
                                        done=True).line() + "\n")
         self.stream.flush()
+
+
+def progress_for(options: Options) -> StderrProgress | None:
+    return None if options.quiet else StderrProgress()
 
 
 def close(draw: Any, finished: bool = True) -> None:

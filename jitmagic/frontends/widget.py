@@ -19,16 +19,6 @@ from ..render.orderings import panel_text
 from ..render.orderings import static_toggle
 
 
-def as_orderings(result: Any) -> Orderings:
-    if isinstance(result, Orderings):
-        return result
-    found = getattr(result, "orderings", None)
-    if found is None:
-        raise ValueError("this result has no vmap/jit orderings: measure with --vmap "
-                         "(or jitmagic.compare(..., vmap=True))")
-    return found
-
-
 def panel_output(o: Orderings, chosen: str) -> dict[str, Any]:
     """One ordering's panel as a display_data output: headline, chart, numbers, verdict, jaxpr."""
     png = to_png(orderings_figure(o, highlight=chosen))
@@ -39,12 +29,6 @@ def panel_output(o: Orderings, chosen: str) -> dict[str, Any]:
 #: The toggle in plain text: the orderings table above it holds the same figures.
 TEXT_FORM = ("(the jit(vmap(f)) / vmap(jit(f)) toggle: shown in Jupyter; the orderings "
              "table above holds its figures)")
-
-
-def hide_beside_widget(key: str) -> str:
-    """CSS that hides the static twin (``#key``) right after an output that drew the buttons."""
-    return (f"<style>.jp-OutputArea-child:has(.widget-toggle-buttons) + "
-            f".jp-OutputArea-child:has(#{key}) {{display: none;}}</style>")
 
 
 class OrderingToggle(widgets.VBox):
@@ -71,7 +55,10 @@ class OrderingToggle(widgets.VBox):
 
 def ordering_widget(result: Any, value: str = TOGGLED[0]) -> OrderingToggle:
     """``ToggleButtons`` (``jit(vmap(f))`` / ``vmap(jit(f))``) over a ``Stack`` of panels."""
-    o = as_orderings(result)
+    o = result if isinstance(result, Orderings) else getattr(result, "orderings", None)
+    if o is None:
+        raise ValueError("this result has no vmap/jit orderings: measure with --vmap "
+                         "(or jitmagic.compare(..., vmap=True))")
     panels = {name: panel_output(o, name) for name in TOGGLED}
     key = f"jitcompare-orderings-{uuid.uuid4().hex[:12]}"
     static = static_toggle(o, {n: p["data"]["text/html"] for n, p in panels.items()}, key, value)
@@ -85,6 +72,8 @@ def ordering_widget(result: Any, value: str = TOGGLED[0]) -> OrderingToggle:
     widgets.jslink((toggle, "index"), (stack, "selected_index"))  # the browser, kernel or not
     widgets.link((toggle, "index"), (stack, "selected_index"))  # Python setting toggle.value
     box = OrderingToggle([toggle, stack])
-    box.static_html = hide_beside_widget(key) + static
+    # the static twin (``#key``) hidden right after an output that drew the buttons
+    box.static_html = (f"<style>.jp-OutputArea-child:has(.widget-toggle-buttons) + "
+                       f".jp-OutputArea-child:has(#{key}) {{display: none;}}</style>{static}")
     return box
 

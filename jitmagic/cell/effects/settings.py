@@ -1,16 +1,20 @@
-"""The process-wide rows of one setting each (numpy, decimal, sys limits, ``umask``, signals, the
-environment, the folder, ``sys.argv``/``path``, hooks, streams, the random generators)."""
+"""The process-wide rows: what libraries keep and code adds to (figures, ``rcParams``, listeners,
+warnings filters, loggers; a library's own additions are kept), and one setting each (numpy,
+decimal, sys limits, ``umask``, signals, the environment, the folder, ``sys.argv``/``path``, hooks,
+streams, the random generators)."""
 
 from __future__ import annotations
 
 import decimal
 import functools
+import logging
 import os
 import pickle
 import random
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from collections.abc import Collection
 from collections.abc import Mapping
@@ -19,13 +23,170 @@ from typing import Any
 
 import numpy as np
 
+from ..._compat import add_filter_hook
 from ..._compat import backend_started
+from ..._compat import filters_mutated
+from ..._compat import monitoring_lists
+from ..._compat import set_add_filter_hook
 from ...model.notes import Note
 from ...model.notes import PutBack
+from ...usercode import called_by_user
 from ...usercode import user_file
 from ..prelude import JAX_ENVIRONMENT
 from .watch import Noting
+from .watch import differs
 from .watch import unwrap
+
+# --- matplotlib: figures and rcParams ------------------------------------------------
+
+
+def _pyplot() -> Any:
+    return sys.modules.get("matplotlib.pyplot")
+
+
+def take_figures() -> set[int]:
+    plt = _pyplot()
+    return set(plt.get_fignums()) if plt is not None else set()
+
+
+def undo_figures(before: set[int]) -> list[Note]:
+    plt = _pyplot()
+    opened = [n for n in plt.get_fignums() if n not in before] if plt is not None else []
+    for number in opened:
+        plt.close(number)
+    return [PutBack("figures_closed", len(opened))] if opened else []
+
+
+def take_rc() -> dict[str, Any] | None:
+    mpl = sys.modules.get("matplotlib")
+    rc = getattr(mpl, "rcParams", None)
+    # Read as a dict: ``rc["backend"]`` may resolve the backend, importing pyplot.
+    return {k: dict.__getitem__(rc, k) for k in rc if k != "backend"} if rc is not None else None
+
+
+def undo_rc(before: dict[str, Any] | None, leave: Collection[Any] = ()) -> list[Note]:
+    if before is None:
+        return []
+    rc = sys.modules["matplotlib"].rcParams
+    changed = [k for k, v in before.items() if k not in leave and differs(dict.get(rc, k), v)]
+    for key in changed:
+        rc[key] = before[key]
+    return [PutBack("rc_put_back", tuple(changed))] if changed else []
+
+
+# --- jax.monitoring ------------------------------------------------------------------
+
+def take_listeners() -> dict[str, tuple[list, list]]:
+    return {name: (got, list(got)) for name, got in monitoring_lists()[1].items()}
+
+
+def view_listeners() -> dict[tuple[str, int], Any]:
+    return {(name, id(f)): f for name, got in monitoring_lists()[1].items() for f in got}
+
+
+def undo_listeners(before: dict[str, tuple[list, list]],
+                   leave: Collection[Any] = ()) -> list[Note]:
+    mod, added, removed = monitoring_lists()[0], 0, 0
+    for name, (kept, was) in before.items():
+        now = getattr(mod, name, kept)
+        new = [f for f in now if not any(f is g for g in was)]
+        # JAX's own, and another thread's (``leave``): left registered, unreported
+        theirs = [f for f in new if _library(f) or (name, id(f)) in leave]
+        added += len(new) - len(theirs)
+        gone = [f for f in was if not any(f is g for g in now)]
+        taken = [f for f in gone if (name, id(f)) in leave]  # another thread's doing
+        removed += len(gone) - len(taken)
+        setattr(mod, name, kept)  # ``clear_event_listeners`` rebinds the names
+        kept[:] = [*(f for f in was if not any(f is g for g in taken)), *theirs]
+    return [PutBack("listeners_put_back", added, removed)] if added or removed else []
+
+
+def _library(fn: Any) -> bool:
+    """Whether a listener is a library's own function, not the user's (:func:`user_file`)."""
+    fn = getattr(fn, "func", fn)  # a functools.partial
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    code = code or getattr(vars(type(fn)).get("__call__"), "__code__", None)  # an instance
+    return code is None or not user_file(code.co_filename)
+
+
+# --- warnings and logging ------------------------------------------------------------
+
+
+class Filters:
+    """The warnings filters and ``showwarning`` as they were, library code's new filters kept."""
+
+    def __init__(self) -> None:
+        self.list: Any = warnings.filters  # the object itself: catch_warnings swaps it
+        self.was, self.show = list(warnings.filters), warnings.showwarning
+        self.theirs: list[tuple] = []
+        self.add = add_filter_hook()
+        if self.add is not None:
+            set_add_filter_hook(self._adding)
+
+    def _adding(self, *item: Any, append: bool) -> None:
+        assert self.add is not None
+        self.add(*item, append=append)
+        if not called_by_user((warnings.__file__,)):
+            self.theirs.append(item)
+
+    def undo(self, leave: Collection[Any] = ()) -> list[Note]:
+        if self.add is not None:
+            set_add_filter_hook(self.add)
+        now, filters, show = warnings.filters, False, False
+        others = [key[1] for key in leave if isinstance(key, tuple)]  # another thread's
+        kept = [f for f in now if f in self.was or f in self.theirs or f in others]
+        kept += [f for f in self.was if f not in kept and f not in others]
+        if now is not self.list or kept != now:
+            warnings.filters = self.list
+            self.list[:] = kept if self.theirs or others else self.was
+            filters_mutated()
+            filters = True
+        if "showwarning" not in leave and warnings.showwarning is not self.show:
+            warnings.showwarning = self.show
+            show = True
+        return [PutBack("filters_put_back", filters, show)] if filters or show else []
+
+
+def view_filters() -> dict[Any, Any]:
+    return {**{("filter", f): True for f in warnings.filters},
+            "showwarning": warnings.showwarning}
+
+
+_LOGGERS = ("", "jax", "jaxlib")  # the root logger and JAX's
+
+
+def take_logging() -> tuple[int, dict[str, tuple]]:
+    return logging.root.manager.disable, {name: _logger_state(name) for name in _LOGGERS}
+
+
+def _logger_state(name: str) -> tuple:
+    log = logging.getLogger(name)
+    return log.level, list(log.handlers), log.propagate, log.disabled
+
+
+def view_logging() -> dict[str, Any]:
+    disable, loggers = take_logging()
+    return {"logging.disable": disable, **loggers}
+
+
+def undo_logging(before: tuple[int, dict[str, tuple]],
+                  leave: Collection[Any] = ()) -> list[Note]:
+    disable, loggers = before
+    called, changed = False, []
+    if "logging.disable" not in leave and logging.root.manager.disable != disable:
+        logging.disable(disable)
+        called = True
+    for name, state in loggers.items():
+        if name not in leave and _logger_state(name) != state:
+            log = logging.getLogger(name)
+            log.handlers[:] = state[1]
+            log.propagate, log.disabled = state[2], state[3]
+            log.setLevel(state[0])  # clears the loggers' level caches too
+            changed.append(name)
+    return [PutBack("logging_put_back", called, tuple(changed))] if called or changed else []
+
+
+# --- one setting each ---------------------------------------------------------------
 
 
 def undo_numpy(call: str, get: Callable[[], Mapping[str, Any]], put: Callable[..., Any],
@@ -128,10 +289,7 @@ class Environ:
         kind.__setitem__, kind.__delitem__ = self._hooks  # type: ignore[method-assign]
 
     def _wrote(self, key: str) -> None:
-        frame = sys._getframe(1)
-        while frame.f_back is not None and frame.f_code.co_filename in _PASSED_OVER:
-            frame = frame.f_back
-        self.theirs[key] = not user_file(frame.f_code.co_filename)
+        self.theirs[key] = not called_by_user(_PASSED_OVER)
 
     def undo(self, leave: Collection[Any] = ()) -> list[Note]:
         kind = type(os.environ)
@@ -155,26 +313,20 @@ def undo_environ(before: dict[str, str], leave: Collection[Any] = (),
     now = dict(os.environ)
     changed = [k for k in before if now.get(k) != before[k] and k not in leave]
     added = [k for k in now if k not in before and k not in leave]
-    for key in changed:
-        os.environ[key] = before[key]
+    os.environ.update({key: before[key] for key in changed})
     for key in added:
         del os.environ[key]
     if not changed and not added:
         return []
     def plain(names: list[str]) -> tuple[str, ...]:
         return tuple(n for n in names if not n.startswith(JAX_ENVIRONMENT))
+    # the JAX and XLA variables the cell changed, and whether JAX read them yet
     once = [n for n in [*changed, *added] if n.startswith(JAX_ENVIRONMENT)]
+    late = tuple(n for n in once if read[0] if n.startswith("JAX_") or read[1])
     return [*([PutBack("environ_put_back", plain(changed), plain(added))] if plain(changed + added)
-              else []), *([_read_once(once, added, *read)] if once else [])]
-
-
-def _read_once(names: list[str], added: list[str], imported: bool,
-               started: bool) -> PutBack:
-    """The JAX and XLA variables the cell changed, and whether JAX read them yet."""
-    late = [n for n in names if imported if n.startswith("JAX_") or started]
-    took = [n for n in names if n not in late]
-    return PutBack("jax_environ_put_back", tuple(late), tuple(took),
-                   tuple(n for n in names if n in added))
+              else []), *([PutBack("jax_environ_put_back", late,
+                                   tuple(n for n in once if n not in late),
+                                   tuple(n for n in once if n in added))] if once else [])]
 
 
 def take_cwd() -> str | None:
@@ -231,19 +383,15 @@ _HOOKS: tuple[tuple[str, Callable[[], Any], Callable[[Any], Any]], ...] = (
 )
 
 
-def take_hooks() -> list[Any]:
-    return [get() for _, get, _ in _HOOKS]
-
-
 def view_hooks() -> dict[str, Any]:
     return {what: get() for what, get, _ in _HOOKS}
 
 
-def undo_hooks(before: list[Any], leave: Collection[Any] = ()) -> list[Note]:
+def undo_hooks(before: dict[str, Any], leave: Collection[Any] = ()) -> list[Note]:
     changed = []
-    for (what, get, put), was in zip(_HOOKS, before, strict=True):
-        if what not in leave and get() is not was:
-            put(was)
+    for what, get, put in _HOOKS:
+        if what not in leave and get() is not before[what]:
+            put(before[what])
             changed.append(what)
     return [PutBack("hooks_put_back", tuple(changed))] if changed else []
 
@@ -252,20 +400,19 @@ def undo_hooks(before: list[Any], leave: Collection[Any] = ()) -> list[Note]:
 # per trace: :meth:`Streams.settle`) -------------------------------------------------------
 
 
+#: Each generator: how to read its state, how to set it back.
+_GENERATORS: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
+    "np.random": (lambda: np.random.get_state(legacy=False), np.random.set_state),
+    "random": (random.getstate, random.setstate)}
+
+
 def _states() -> dict[str, Any]:
-    return {"np.random": np.random.get_state(legacy=False), "random": random.getstate()}
+    return {name: get() for name, (get, _) in _GENERATORS.items()}
 
 
 def view_streams() -> dict[str, Any]:
     """Each generator's state, comparable with ``==`` (numpy's holds an array)."""
     return {name: pickle.dumps(state) for name, state in _states().items()}
-
-
-def _set_stream(name: str, state: Any) -> None:
-    if name == "random":
-        random.setstate(state)
-    else:
-        np.random.set_state(state)
 
 
 class Streams:
@@ -285,6 +432,6 @@ class Streams:
         changed = [name for name, state in kept.items()
                    if name not in leave and now[name] != pickle.dumps(state)]
         for name in changed:
-            _set_stream(name, kept[name])
+            _GENERATORS[name][1](kept[name])
         return [PutBack("streams_put_back", tuple(changed), self.once is not None)] \
             if changed else []

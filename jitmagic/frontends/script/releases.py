@@ -40,9 +40,9 @@ from ...options.table import MAGIC_ONLY
 from ...render.releases import html_document
 from ...render.releases import text
 from ...render.releases.trace import trace_json
-from ..output import check_endings
-from ..output import checked_path
-from ..output import write_report
+from ..saving import check_endings
+from ..saving import checked_path
+from ..saving import write_report
 from ..saving import wrote
 from ..statuses import MEASURED
 from ..statuses import PARTIAL
@@ -50,7 +50,6 @@ from .loading import check_shape
 from .loading import read_source
 from .loading import script_path
 
-#: The magic's own options, which the command does not take.
 #: What the line form says to ``--jax``.
 LINE_FORM = ("%jitcompare --jax measures objects of earlier cells, which another release's "
              "Python does not have: put the imports, the function and its call in one cell, "
@@ -168,8 +167,16 @@ def of_cell(cell: str, line: str, args: argparse.Namespace, entry: Entry
         return measure(args, [str(path), *options], entry)
 
 
-def write_reports(found: Releases | Bisection, args: argparse.Namespace) -> None:
-    """Write ``--html`` (the report and its chart) and ``--trace``, each saying so."""
+def show(args: argparse.Namespace, argv: list[str], entry: Entry) -> int:
+    """Measure, then :func:`present`."""
+    return present(measure(args, argv, entry), args)
+
+
+def present(found: Releases | Bisection, args: argparse.Namespace) -> int:
+    """Print the side-by-side report, then write ``--html`` (the report and its chart) and
+    ``--trace``, each saying so; :data:`MEASURED`, or :data:`PARTIAL` where a release gave no
+    comparison (a finding) or one stopped early."""
+    print(text(found, verbose=args.verbose))
     made: dict[str, Callable[[Releases | Bisection], str]] = {"--html": html_document,
                                                               "--trace": trace_json}
     for option, path in (("--html", args.html), ("--trace", args.trace)):
@@ -177,14 +184,6 @@ def write_reports(found: Releases | Bisection, args: argparse.Namespace) -> None
             write_report(functools.partial(files.write_text, text=made[option](found)), path,
                          option)
             print(wrote(option, path))
-
-
-def show(args: argparse.Namespace, argv: list[str], entry: Entry) -> int:
-    """Measure, print the side-by-side report; :data:`MEASURED`, or :data:`PARTIAL`
-    where a release gave no comparison (a finding) or one stopped early."""
-    found = measure(args, argv, entry)
-    print(text(found, verbose=args.verbose))
-    write_reports(found, args)
     results = found.measured.results if isinstance(found, Bisection) else found.results
     whole = not (isinstance(found, Releases) and found.stopped) and all(
         x.measured and not x.measured.stopped_anywhere for x in results)

@@ -21,9 +21,9 @@ from ...model.saved.schema import printable
 from ...render.ledger import gate_failures
 from ...render.ledger import text
 from ..cell_names import with_cell_names
-from ..output import check_endings
-from ..output import checked_path
-from ..output import distinct
+from ..saving import check_endings
+from ..saving import checked_path
+from ..saving import distinct
 from ..saving import write_outputs
 from .live import Live
 

@@ -83,14 +83,13 @@ def _checked(args: argparse.Namespace, argv: list[str]) -> Gate | int:
         gate, paths = checked(args.fail_after_warmup, args.max_compiles,
                               {"--save": args.save, "--html": args.html}, {"FILE.py": script})
         _own_options_after(args, argv)
+        if not os.path.isfile(script):
+            raise InputError(f"{args.script!r} is not a file: give the script to run, e.g. "
+                             "`python -m jitmagic watch train.py`")
     except (InputError, CannotWriteError) as exc:
         print(f"jitmagic watch: {exc}", file=sys.stderr)
         return CANNOT_WRITE if isinstance(exc, CannotWriteError) else USAGE
     args.save, args.html = paths["--save"], paths["--html"]
-    if not os.path.isfile(script):
-        print(f"jitmagic watch: {args.script!r} is not a file: give the script to run, "
-              "e.g. `python -m jitmagic watch train.py`", file=sys.stderr)
-        return USAGE
     return gate
 
 

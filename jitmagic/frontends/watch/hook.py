@@ -131,12 +131,6 @@ def _source() -> str:
     return f"python {first}" if first in ("-c", "-m") else os.path.basename(first)
 
 
-def _script() -> str | None:
-    """The program's file, absolute and normalised; None for ``python -c``."""
-    first = sys.argv[0] if sys.argv else ""
-    return os.path.abspath(first) if first and os.path.isfile(first) else None
-
-
 def _start() -> None:
     """Start the watch; where it cannot, the program runs unwatched and fails at exit."""
     state = _ours()
@@ -154,7 +148,8 @@ def _start() -> None:
                               state.options.get("--max-compiles"),
                               {flag: state.options.get(flag) for flag in PATHS})
         state.options.update(paths)
-        script = _script()
+        script = os.path.abspath(sys.argv[0]) if sys.argv and os.path.isfile(sys.argv[0]) \
+            else None  # the program's file (none for python -c)
         entered = watched(gate, _source(), script, on_again=Live(source_file=script))
         state.made = entered.__enter__()
     except Exception as exc:  # noqa: BLE001 (the program runs on, unwatched)

@@ -11,29 +11,23 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics
 from IPython.core.magic import line_cell_magic
 from IPython.core.magic import magics_class
-from IPython.core.magic_arguments import parse_argstring
-from IPython.display import display
 
 from ...cell.source import as_numbered
 from ...errors import CannotWriteError
 from ...errors import InputError
 from ...errors import RecompiledError
 from ...model.ledger import Ledger
-from ...options.hints import with_option_hint
 from ...options.table import MAGIC
 from ...options.table import WATCH
 from ...options.table import specs_for
 from ...render.ledger import bundle
 from ...render.ledger import text
 from ..magic import CellInterrupted
-from ..magic import charted
+from ..magic import NotebookProgress
 from ..magic import options_of
+from ..magic import parsed_line
 from ..magic import present
 from ..magic import shown_in_this_cell
-from ..notebook_progress import NotebookProgress
-from ..output import unquoted
-from ..showing import ABANDONED_SHOWING
-from ..showing import Showing
 from .api import check_gate
 from .api import checked
 from .api import named_compile
@@ -89,42 +83,39 @@ class JitWatchMagics(Magics):
     def _compiled(self, code: str, raw: str) -> str:
         """The file name ``code`` runs under; its syntax error alone, where it has one."""
         assert self.shell is not None
-        filename: str = self.shell.compile.cache(code, self._cell_number(), raw_code=raw)
+        running = getattr(self.shell.displayhook, "exec_result", None)  # numbered as shown:
+        number = getattr(running, "execution_count", None)  # In [4]
+        filename: str = self.shell.compile.cache(
+            code, number if isinstance(number, int) else self.shell.execution_count, raw_code=raw)
         try:
             ast.parse(code, filename)
         except SyntaxError as exc:
             raise exc.with_traceback(None) from None
         return filename
 
-    def _cell_number(self) -> int:
-        """The number the notebook shows for the running cell (``In [4]``)."""
-        assert self.shell is not None
-        running = getattr(self.shell.displayhook, "exec_result", None)
-        number = getattr(running, "execution_count", None)
-        return number if isinstance(number, int) else self.shell.execution_count
-
     def _parsed(self, line: str, cell: str | None) -> tuple[Any, str]:
         """(the options, the code to run) of the magic's ``line`` and ``cell``."""
         assert self.shell is not None
         args_line, statement = line, ""
         if cell is None:
-            args_line, statement = _split_statement(line)
+            words = line.split(" ")  # the options: the leading `-` words and their values
+            takes = {flag for spec in specs_for(WATCH, MAGIC) if spec.type is not None
+                     for flag in spec.flags}
+            i = 0
+            while i < len(words) and (not words[i] or words[i].startswith("-")):
+                i += 2 if words[i] in takes else 1
+            args_line, statement = " ".join(words[:i]), " ".join(words[i:])
             if not statement.strip():
                 raise UsageError("%jitwatch runs the statement written after it, e.g. "
                                  "`%jitwatch train(state, data)`; to watch a whole cell, "
                                  "put `%%jitwatch` (two %) on its first line.")
+        args = parsed_line(self.jitwatch, args_line, ("save", "html"))
         try:
-            args = parse_argstring(self.jitwatch, args_line)
             args.gate, paths = checked(args.fail_after_warmup, args.max_compiles,
-                                       {"--save": unquoted(args.save),
-                                        "--html": unquoted(args.html)})
-            args.save, args.html = paths["--save"], paths["--html"]
+                                       {"--save": args.save, "--html": args.html})
         except (InputError, CannotWriteError) as exc:
             raise UsageError(str(exc)) from None
-        except ValueError as exc:
-            raise UsageError(f"cannot read the options {args_line!r}: {exc}") from None
-        except UsageError as exc:  # an unknown option: what it may have meant, as %jitcompare
-            raise UsageError(with_option_hint(str(exc), self.jitwatch.parser)) from None
+        args.save, args.html = paths["--save"], paths["--html"]
         if cell is None:
             return args, statement + "\n"
         return args, as_numbered(cell, self.shell.transform_cell(cell))
@@ -148,27 +139,8 @@ class JitWatchMagics(Magics):
     def _show(self, ledger: Ledger, options: Any) -> None:
         """Show the ledger, then write its reports, as ``%%jitcompare`` shows a result."""
         ledger = with_cell_names(ledger, self.shell)
-
-        def show(showing: Showing, shown: list[bool]) -> None:
-            display(charted(lambda plot: bundle(ledger, plot, options.verbose), showing,
-                            not options.no_plot), raw=True)
-            shown[0] = True
-
-        try:
-            present(ledger, options, show, lambda r: text(r, options.verbose), said=wrote)
-        except KeyboardInterrupt as exc:  # a second Ctrl-C while showing: one line
-            raise CellInterrupted(str(exc) or ABANDONED_SHOWING) from None
-
-
-def _split_statement(line: str) -> tuple[str, str]:
-    """(the options, the statement) of a line magic: its leading ``-`` words and values."""
-    words = line.split(" ")
-    takes = {flag for spec in specs_for(WATCH, MAGIC) if spec.type is not None
-             for flag in spec.flags}
-    i = 0
-    while i < len(words) and (not words[i] or words[i].startswith("-")):
-        i += 2 if words[i] in takes else 1
-    return " ".join(words[:i]), " ".join(words[i:])
+        present(ledger, options, lambda plot: bundle(ledger, plot, options.verbose),
+                lambda r: text(r, options.verbose), said=wrote)
 
 
 def _as_the_cell_raised(exc: BaseException, shell: Any) -> BaseException:
