@@ -24,10 +24,10 @@ import argparse
 import ast
 import atexit
 import dataclasses
-import importlib
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from typing import Any
 from typing import NoReturn
 
@@ -144,16 +144,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(USAGE, f"{self.prog}: error: {with_option_hint(message, self)}\n")
 
 
-#: The command's own commands (``watch FILE.py``), each a module with its ``main(argv)``.
-SUBCOMMANDS = {"diff": ".diff_command", "watch": ".watch.command"}
+def _subcommand(name: str) -> Callable[[list[str]], int] | None:
+    """The command's own command ``name`` (``watch FILE.py``), imported when asked for."""
+    if name == "diff":  # python -m jitmagic diff OLD.json NEW.json
+        from .diff_command import main as diff
+        return diff
+    if name == "watch":
+        from .watch.command import main as watch
+        return watch
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command; return the exit status (:data:`EXIT_CODES`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     held_while_importing("jax")  # wherever the file imports it
-    if argv[:1] and argv[0] in SUBCOMMANDS:  # python -m jitmagic diff OLD.json NEW.json
-        return importlib.import_module(SUBCOMMANDS[argv[0]], __package__).main(argv[1:])
+    if argv and (sub := _subcommand(argv[0])):
+        return sub(argv[1:])
     with presses_counted() as presses:
         try:
             return _measured_and_shown(argv, presses)
