@@ -271,13 +271,15 @@ IMPORTING = ("import_module", "__import__", "find_spec")
 
 def string_imports(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, text) of each string constant that names a jitmagic module or a
-    ``"module:function"``, and of each importing call whose argument is a jitmagic path."""
+    ``"module:function"``, and of each importing call whose argument is a jitmagic path
+    or is read relative to a package (``import_module(TABLE[name], __package__)``)."""
     found = [(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant)
              and isinstance(n.value, str) and NAMES_A_MODULE.fullmatch(n.value)]
     for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args):
         if ast.unparse(call.func).split(".")[-1] in IMPORTING:
             arg = ast.unparse(call.args[0])
-            if "jitmagic" in arg or arg.lstrip("'\"f").startswith("."):
+            relative = len(call.args) > 1 or any(k.arg == "package" for k in call.keywords)
+            if "jitmagic" in arg or arg.lstrip("'\"f").startswith(".") or relative:
                 found.append((call.lineno, ast.unparse(call)))
     return found
 
@@ -296,5 +298,6 @@ def test_a_module_named_by_a_string_is_found():
     tree = ast.parse('P = ("jitmagic.measure.parts.effort:add_part", f"{M}.lines:section")\n'
                      'importlib.import_module("jitmagic.render.diff")\n'
                      'importlib.import_module(f"jitmagic.{name}")\n'
-                     'importlib.import_module(name)\nX = "jitmagic"\nY = "v5e:1x1"\n')
-    assert sorted(line for line, _ in string_imports(tree)) == [1, 1, 2, 2, 3]
+                     'importlib.import_module(name)\nX = "jitmagic"\nY = "v5e:1x1"\n'
+                     'importlib.import_module(COMMANDS[argv[0]], __package__)\n')
+    assert sorted(line for line, _ in string_imports(tree)) == [1, 1, 2, 2, 3, 7]
