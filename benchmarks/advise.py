@@ -26,8 +26,7 @@ import jax.numpy as jnp
 
 import jitmagic
 from jitmagic.measure.parts.advice import attribute
-from jitmagic.render.attribution import advice_lines
-from jitmagic.render.attribution import attribution_lines
+from jitmagic.render.attribution import advice_lines, attribution_lines
 
 
 def heavy(x):
@@ -49,8 +48,7 @@ def model(x):
 def argument(sharded: bool) -> jax.Array:
     if not sharded:
         return jnp.ones(128)
-    from jax.sharding import NamedSharding
-    from jax.sharding import PartitionSpec
+    from jax.sharding import NamedSharding, PartitionSpec
 
     mesh = jax.make_mesh((jax.device_count(),), ("x",))
     return jax.device_put(jnp.ones(128), NamedSharding(mesh, PartitionSpec("x")))

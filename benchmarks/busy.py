@@ -34,8 +34,7 @@ import jax
 import jax.numpy as jnp
 
 import jitmagic
-from jitmagic.measure.pipeline import measure_prepared
-from jitmagic.measure.pipeline import variants_of
+from jitmagic.measure.pipeline import measure_prepared, variants_of
 from jitmagic.options import Options
 
 

@@ -28,12 +28,10 @@ import jax.numpy as jnp
 import numpy as np
 
 import jitmagic
-from jitmagic.measure.sampling.monitor import COMPILE_EVENT
-from jitmagic.measure.sampling.monitor import Monitor
+from jitmagic.measure.sampling.monitor import COMPILE_EVENT, Monitor
 from jitmagic.model.stats.rule import difference
 from jitmagic.render.causes.constant_arguments import sentence
-from jitmagic.render.verdicts import interval
-from jitmagic.render.verdicts import times
+from jitmagic.render.verdicts import interval, times
 
 BIG = np.linspace(0.0, 1.0, 1 << 20, dtype=np.float32).reshape(1024, 1024)  # 4 MiB
 

@@ -18,8 +18,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jitmagic.measure.discovery.discover import discover
-from jitmagic.measure.discovery.discover import profiled_discovery
+from jitmagic.measure.discovery.discover import discover, profiled_discovery
 
 f = lambda x: sum(i * x for i in range(256))  # noqa: E731 (the discussion's example)
 g = lambda x: sum(f(x) for _ in range(16))  # noqa: E731

@@ -31,8 +31,7 @@ import jax.numpy as jnp
 
 from jitmagic.measure.parts.effort import measure_effort
 from jitmagic.measure.parts.run import part_rounds
-from jitmagic.measure.pipeline import run_comparison
-from jitmagic.measure.pipeline import variants_of
+from jitmagic.measure.pipeline import run_comparison, variants_of
 from jitmagic.model.causes.effort import Setting
 from jitmagic.options import Options
 

@@ -20,10 +20,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 sys.path.insert(0, str(TESTS))
 from nbhelpers import private_jupyter_env  # noqa: E402 (the tests' own helpers)
-from test_interrupt_safety import GRID_CELL  # noqa: E402
-from test_interrupt_safety import MARKER_CELL  # noqa: E402
-from test_interrupt_safety import MOMENTS  # noqa: E402
-from test_interrupt_safety import _run  # noqa: E402
+from test_interrupt_safety import GRID_CELL, MARKER_CELL, MOMENTS, _run  # noqa: E402
 
 
 def _run_timed(km, kc, code: str, after_s: float) -> dict:

@@ -24,11 +24,8 @@ import time
 import jax
 import jax.numpy as jnp
 
-from jitmagic.measure.lines.counts import UserCode
-from jitmagic.measure.lines.counts import count_equations
-from jitmagic.measure.lines.counts import count_hlo_ops
-from jitmagic.measure.lines.tables import build_rows
-from jitmagic.measure.lines.tables import lines_of
+from jitmagic.measure.lines.counts import UserCode, count_equations, count_hlo_ops
+from jitmagic.measure.lines.tables import build_rows, lines_of
 
 STEPS = 1
 

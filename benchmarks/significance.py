@@ -36,18 +36,20 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jitmagic.model.stats.rule import FASTER
-from jitmagic.model.stats.rule import MAX_PAIRS
-from jitmagic.model.stats.rule import MAX_PAIRS_BUSY
-from jitmagic.model.stats.rule import MIN_PAIRS
-from jitmagic.model.stats.rule import SAME
-from jitmagic.model.stats.rule import SLOWER
-from jitmagic.model.stats.rule import THRESHOLDS
-from jitmagic.model.stats.rule import bounds
-from jitmagic.model.stats.rule import difference
-from jitmagic.model.stats.rule import median
-from jitmagic.model.stats.rule import shift_of_logs
-from jitmagic.model.stats.rule import spread_of_logs
+from jitmagic.model.stats.rule import (
+    FASTER,
+    MAX_PAIRS,
+    MAX_PAIRS_BUSY,
+    MIN_PAIRS,
+    SAME,
+    SLOWER,
+    THRESHOLDS,
+    bounds,
+    difference,
+    median,
+    shift_of_logs,
+    spread_of_logs,
+)
 
 
 @dataclass(frozen=True)

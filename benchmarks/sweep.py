@@ -14,18 +14,15 @@ from __future__ import annotations
 import argparse
 import builtins
 
-from jitmagic.cell.prepare import measure_source
-from jitmagic.cell.prepare import parse
+from jitmagic.cell.prepare import measure_source, parse
 from jitmagic.frontends.stderr_progress import StderrProgress
-from jitmagic.model.rows import PHASES
-from jitmagic.model.rows import VARIANTS
+from jitmagic.model.rows import PHASES, VARIANTS
 from jitmagic.model.sweep import exponents
 from jitmagic.options import Options
 from jitmagic.render.bundle import text
 from jitmagic.render.charts.phases import to_png
 from jitmagic.render.charts.sweep import sweep_figure
-from jitmagic.render.format import PHASE_LABELS
-from jitmagic.render.format import fmt_exponent
+from jitmagic.render.format import PHASE_LABELS, fmt_exponent
 
 SOURCE = """\
 import jax.numpy as jnp

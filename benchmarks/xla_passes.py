@@ -32,17 +32,12 @@ import jax.numpy as jnp
 import jitmagic
 from jitmagic.measure.parts.xla_passes import profiled_compile
 from jitmagic.measure.pipeline import variants_of
-from jitmagic.measure.sampling.conditions import paused_gc
-from jitmagic.measure.sampling.conditions import persistent_cache_off
+from jitmagic.measure.sampling.conditions import paused_gc, persistent_cache_off
 from jitmagic.measure.sampling.stages import cold_jit
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.variants.rows import Prepared
 from jitmagic.model.causes.xla_passes import ProfiledCompile
-from jitmagic.model.stats.rule import FASTER
-from jitmagic.model.stats.rule import INCONCLUSIVE
-from jitmagic.model.stats.rule import SAME
-from jitmagic.model.stats.rule import SLOWER
-from jitmagic.model.stats.rule import difference
+from jitmagic.model.stats.rule import FASTER, INCONCLUSIVE, SAME, SLOWER, difference
 
 
 def layer(x, w):

@@ -21,20 +21,16 @@ written and records every compile it causes, and why (``%%jitwatch`` in a notebo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import render  # noqa: F401 (records show themselves through it; imports no jax)
-from .errors import InputError
-from .errors import RecompiledError
-from .errors import UserCodeError
+from .errors import InputError, RecompiledError, UserCodeError
 from .frontends.saving import save
 from .model.advice import Advice
 from .model.attribution import Attribution
 from .model.comparison import Comparison
 from .model.diff import Diff
-from .model.ledger import Ledger
-from .model.ledger import LedgerDiff
+from .model.ledger import Ledger, LedgerDiff
 from .model.lines import Lines
 from .model.reports.storage import diff_any as diff
 from .model.reports.storage import load
@@ -73,9 +69,7 @@ __all__ = [
 __version__ = "0.5.0.dev0"
 
 if TYPE_CHECKING:
-    from .frontends.api import advise
-    from .frontends.api import compare
-    from .frontends.api import sweep
+    from .frontends.api import advise, compare, sweep
     from .frontends.watch.api import watch
     from .measure.lines.tables import lines
     from .measure.parts.advice import attribute

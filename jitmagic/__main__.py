@@ -3,8 +3,7 @@ A Ctrl-C while its modules load ends it with one line and 130, as one later does
 
 import sys
 
-from .frontends.statuses import INTERRUPTED
-from .frontends.statuses import STARTING
+from .frontends.statuses import INTERRUPTED, STARTING
 
 if __name__ == "__main__":
     try:

@@ -9,13 +9,9 @@ import functools
 import importlib
 import sys
 import warnings
-from collections.abc import Callable
-from collections.abc import Iterable
-from dataclasses import dataclass
-from dataclasses import field
-from types import CodeType
-from types import FrameType
-from types import ModuleType
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from types import CodeType, FrameType, ModuleType
 from typing import Any
 
 # --- JAX -------------------------------------------------------------------------------

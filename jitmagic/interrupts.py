@@ -10,9 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
-from contextlib import ExitStack
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any
 
 

@@ -15,10 +15,7 @@ import os
 import site
 import sys
 import sysconfig
-from collections.abc import Collection
-from collections.abc import Iterable
-from collections.abc import Iterator
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 

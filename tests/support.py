@@ -7,8 +7,7 @@ Cells are strings so that ``pytest.mark.parametrize`` can build variants of them
 from __future__ import annotations
 
 from jitmagic.model.comparison import Comparison
-from jitmagic.model.rows import PHASES
-from jitmagic.model.rows import VariantResult
+from jitmagic.model.rows import PHASES, VariantResult
 
 #: A tiny version of the README's example: cheap to trace, still clearly nested.
 SMALL_CELL = """\

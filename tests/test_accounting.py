@@ -13,16 +13,9 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic.measure.sampling.monitor import LOWER_EVENT
-from jitmagic.measure.sampling.monitor import TRACE_EVENT
-from jitmagic.measure.sampling.monitor import Monitor
-from jitmagic.measure.sampling.stages import first_call_run
-from jitmagic.measure.sampling.stages import steady_target
-from jitmagic.model.rows import CONTENTION_KEYS
-from jitmagic.model.rows import FROM_EVENTS
-from jitmagic.model.rows import FROM_STAGED
-from jitmagic.model.rows import VariantResult
-from jitmagic.model.rows import cpu_key
+from jitmagic.measure.sampling.monitor import LOWER_EVENT, TRACE_EVENT, Monitor
+from jitmagic.measure.sampling.stages import first_call_run, steady_target
+from jitmagic.model.rows import CONTENTION_KEYS, FROM_EVENTS, FROM_STAGED, VariantResult, cpu_key
 
 BODIES = {"entry": 0}
 

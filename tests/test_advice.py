@@ -12,16 +12,14 @@ import jax
 import jax.numpy as jnp
 import pytest
 from IPython.core.error import UsageError
-from support import FAST
-from support import SMALL_CELL
+from support import FAST, SMALL_CELL
 
 import jitmagic
 from jitmagic import Comparison
 from jitmagic.measure.sampling.structure import count_nested_calls
 from jitmagic.measure.variants.build import nest_only
 from jitmagic.measure.variants.entry import plan_entry
-from jitmagic.render.attribution import advice_lines
-from jitmagic.render.attribution import helpers_text
+from jitmagic.render.attribution import advice_lines, helpers_text
 
 #: A heavy helper (24 terms) and a trivial one (one add), each called 16 times.
 HEAVY_TRIVIAL = """\
@@ -301,8 +299,7 @@ def test_an_execute_change_the_rule_does_not_call_is_not_stated():
 def test_after_a_comparison_the_advice_budget_is_a_small_multiple_of_it():
     from types import SimpleNamespace
 
-    from jitmagic.measure.parts.advice import ADVICE_SHARE
-    from jitmagic.measure.parts.advice import _advice_options
+    from jitmagic.measure.parts.advice import ADVICE_SHARE, _advice_options
     from jitmagic.options import Options
 
     assert _advice_options(SimpleNamespace(wall_s=5.0), Options()).budget == ADVICE_SHARE * 5

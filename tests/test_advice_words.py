@@ -3,10 +3,8 @@ cost, and one figure per configuration."""
 
 from __future__ import annotations
 
-from jitmagic.model.advice import Advice
-from jitmagic.model.advice import Candidate
-from jitmagic.render.attribution import conclusion
-from jitmagic.render.attribution import saving_words
+from jitmagic.model.advice import Advice, Candidate
+from jitmagic.render.attribution import conclusion, saving_words
 
 
 def _advice(**fields) -> Advice:

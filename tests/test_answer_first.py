@@ -12,41 +12,26 @@ from types import SimpleNamespace
 
 import pytest
 from matplotlib.patches import Rectangle
-from support import comparison
-from support import variant
+from support import comparison, variant
 
 from jitmagic.frontends.script.process import show
-from jitmagic.model.attribution import Attribution
-from jitmagic.model.attribution import HelperTime
+from jitmagic.model.attribution import Attribution, HelperTime
 from jitmagic.model.orderings import Orderings
-from jitmagic.model.rows import FROM_EVENTS
-from jitmagic.model.rows import FROM_STAGED
-from jitmagic.model.rows import OrderingRow
-from jitmagic.model.stats.rule import SAME
-from jitmagic.model.stats.rule import difference
+from jitmagic.model.rows import FROM_EVENTS, FROM_STAGED, OrderingRow
+from jitmagic.model.stats.rule import SAME, difference
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.sweep import Sweep
-from jitmagic.render.blocks import as_text
-from jitmagic.render.blocks import fitted
-from jitmagic.render.bundle import bundle
-from jitmagic.render.bundle import html_document
-from jitmagic.render.bundle import text
+from jitmagic.render.blocks import as_text, fitted
+from jitmagic.render.bundle import bundle, html_document, text
 from jitmagic.render.causes.said import blocks as why_blocks
 from jitmagic.render.charts import style as palette
-from jitmagic.render.charts.bars import attribution_figure
-from jitmagic.render.charts.bars import orderings_figure
-from jitmagic.render.charts.phases import STAGED_NOTE
-from jitmagic.render.charts.phases import phases_figure
-from jitmagic.render.charts.phases import to_png
+from jitmagic.render.charts.bars import attribution_figure, orderings_figure
+from jitmagic.render.charts.phases import STAGED_NOTE, phases_figure, to_png
 from jitmagic.render.charts.style import DPI
 from jitmagic.render.charts.sweep import sweep_figure
-from jitmagic.render.comparison import html_summary
-from jitmagic.render.comparison import text_table
-from jitmagic.render.format import REST_LABEL
-from jitmagic.render.format import REST_ROW
-from jitmagic.render.format import marked_ratio
-from jitmagic.render.orderings import panel_html
-from jitmagic.render.orderings import panel_text
+from jitmagic.render.comparison import html_summary, text_table
+from jitmagic.render.format import REST_LABEL, REST_ROW, marked_ratio
+from jitmagic.render.orderings import panel_html, panel_text
 
 FLAT = {"trace_s": [0.30, 0.32, 0.31], "lower_s": [0.05, 0.05, 0.06],
         "compile_s": [0.20, 0.22, 0.21], "first_call_s": [0.60, 0.64, 0.62],

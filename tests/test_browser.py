@@ -23,8 +23,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from nbhelpers import ordering_notebook
-from nbhelpers import private_jupyter_env
+from nbhelpers import ordering_notebook, private_jupyter_env
 
 pytestmark = pytest.mark.slow  # a JupyterLab server and a browser
 

@@ -15,36 +15,21 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import pytest
-from support import comparison
-from support import variant
+from support import comparison, variant
 
 import jitmagic
 from jitmagic.measure.pipeline import FirstCalls
 from jitmagic.measure.sampling import contention
 from jitmagic.measure.sampling.monitor import LOWER_EVENT
 from jitmagic.measure.sampling.rounds import Rounds
-from jitmagic.measure.sampling.runner import ColdSample
-from jitmagic.measure.sampling.runner import Sampler
-from jitmagic.measure.sampling.runner import in_turn
+from jitmagic.measure.sampling.runner import ColdSample, Sampler, in_turn
 from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.measure.sampling.structure import ProgramFacts
-from jitmagic.measure.sampling.structure import compiled_work
+from jitmagic.measure.sampling.structure import ProgramFacts, compiled_work
 from jitmagic.model.comparison import Comparison
-from jitmagic.model.rows import CPU_PHASES
-from jitmagic.model.rows import PHASES
-from jitmagic.model.rows import slowest
-from jitmagic.model.stats.rule import FASTER
-from jitmagic.model.stats.rule import INCONCLUSIVE
-from jitmagic.model.stats.rule import MAX_PAIRS
-from jitmagic.model.stats.rule import MAX_PAIRS_BUSY
-from jitmagic.model.stats.rule import SLOWER
+from jitmagic.model.rows import CPU_PHASES, PHASES, slowest
+from jitmagic.model.stats.rule import FASTER, INCONCLUSIVE, MAX_PAIRS, MAX_PAIRS_BUSY, SLOWER
 from jitmagic.model.stats.verdicts import MOST_ROUNDS
-from jitmagic.model.stats.witness import BUSY_SHARE
-from jitmagic.model.stats.witness import CPU
-from jitmagic.model.stats.witness import WALL
-from jitmagic.model.stats.witness import clock_for
-from jitmagic.model.stats.witness import cpu_key
-from jitmagic.model.stats.witness import waited_share
+from jitmagic.model.stats.witness import BUSY_SHARE, CPU, WALL, clock_for, cpu_key, waited_share
 from jitmagic.options.values import AUTO
 
 # --- a real run's samples ------------------------------------------------------------
@@ -196,8 +181,7 @@ def test_on_a_busy_machine_cpu_time_decides_and_wall_time_is_shown_beside_it():
     assert same.difference("first_call_s", WALL).kind == "no measurable difference"
     assert same.verdict.headline.endswith(  # said once, not 'no measurable difference (...),
         "; wall: no measurable difference (0.99×–1.01×), on a busy machine")  # no meas...'
-    from jitmagic.render.charts.phases import BUSY_NOTE
-    from jitmagic.render.charts.phases import phases_figure
+    from jitmagic.render.charts.phases import BUSY_NOTE, phases_figure
 
     cold, steady = phases_figure(c).axes  # the bars are the verdict's CPU time, and say so
     assert "s, CPU time, cold first call" in cold.get_xlabel() and \

@@ -78,14 +78,7 @@ def test_no_hostile_name_reaches_the_text_raw(measured):
 
 
 def test_the_text_renderer_escapes_every_block():
-    from jitmagic.render.blocks import Cell
-    from jitmagic.render.blocks import Code
-    from jitmagic.render.blocks import Details
-    from jitmagic.render.blocks import Heading
-    from jitmagic.render.blocks import Para
-    from jitmagic.render.blocks import Pre
-    from jitmagic.render.blocks import Table
-    from jitmagic.render.blocks import as_text
+    from jitmagic.render.blocks import Cell, Code, Details, Heading, Para, Pre, Table, as_text
 
     said = as_text([Heading((HOSTILE,)), Para([f"a `{HOSTILE}` b", Code(HOSTILE)]),
                     Table((HOSTILE, "x"), [[Cell(HOSTILE, HOSTILE, code=True), HOSTILE]]),

@@ -13,15 +13,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from jitmagic.measure.children import Entry
-from jitmagic.measure.children import Script
-from jitmagic.measure.children import run_child
-from jitmagic.model.progress import CouldNotStart
-from jitmagic.model.progress import Crashed
-from jitmagic.model.progress import EndedEarly
-from jitmagic.model.progress import Failed
-from jitmagic.model.progress import Finished
-from jitmagic.model.progress import TimedOut
+from jitmagic.measure.children import Entry, Script, run_child
+from jitmagic.model.progress import CouldNotStart, Crashed, EndedEarly, Failed, Finished, TimedOut
 
 TESTS = str(Path(__file__).parent)
 

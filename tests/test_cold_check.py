@@ -75,11 +75,9 @@ def test_effort_rows_say_which_runs_were_not_cold():
     """--effort compiles in the process the comparison compiled the same program in: on a
     TPU its default row read 3.65, 1.10, 1.27 s (0.5), every setting then 'slower'. Rows
     timed in fresh processes on a TPU v5e (the MLP, 6 rounds) are not marked."""
-    from test_effort_backends import MEMORY_FITTING
-    from test_effort_backends import samples
+    from test_effort_backends import MEMORY_FITTING, samples
 
-    from jitmagic.model.causes.effort import Effort
-    from jitmagic.model.causes.effort import EffortRow
+    from jitmagic.model.causes.effort import Effort, EffortRow
     from jitmagic.render.causes.effort import text as effort_text
 
     row = EffortRow(MEMORY_FITTING, samples("memory_fitting_level=O0"), reached=True,
@@ -100,8 +98,7 @@ def test_a_profiled_compile_that_was_not_cold_is_marked():
     (2026-12-06, the seed under --why) the flat one took 1.17 s where the runs' cold
     compiles took 4.14-4.97 s, the nested one 3.55 s beside 3.92-4.17 s. Only the flat
     one is marked; on a CPU (which keeps no work) neither, whatever its seconds."""
-    from jitmagic.model.causes.xla_passes import ProfiledCompile
-    from jitmagic.model.causes.xla_passes import XlaPasses
+    from jitmagic.model.causes.xla_passes import ProfiledCompile, XlaPasses
     from jitmagic.model.stats.cold import warm_extra
     from jitmagic.render.causes.xla_passes import section
 

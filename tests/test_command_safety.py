@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 
 import jitmagic
-from jitmagic.frontends import launcher
-from jitmagic.frontends import statuses
-from jitmagic.frontends.command import EXIT_CODES
-from jitmagic.frontends.command import main
+from jitmagic.frontends import launcher, statuses
+from jitmagic.frontends.command import EXIT_CODES, main
 from jitmagic.measure.sampling import lockstep
 from jitmagic.model.saved import files
 

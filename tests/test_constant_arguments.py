@@ -17,32 +17,31 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from support import comparison
-from support import variant
+from support import comparison, variant
 
 import jitmagic
-from jitmagic.measure.parts.constants.arguments import PART
-from jitmagic.measure.parts.constants.arguments import add_constant_arguments
-from jitmagic.measure.parts.constants.arguments import build_forms
-from jitmagic.measure.parts.constants.arguments import wanted
-from jitmagic.measure.parts.constants.lifting import LIFT_BYTES
-from jitmagic.measure.parts.constants.lifting import Replay
-from jitmagic.measure.parts.constants.lifting import program_constants
+from jitmagic.measure.parts.constants.arguments import (
+    PART,
+    add_constant_arguments,
+    build_forms,
+    wanted,
+)
+from jitmagic.measure.parts.constants.lifting import LIFT_BYTES, Replay, program_constants
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.outputs import compare_outputs
 from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.measure.sampling.structure import captured_constants
-from jitmagic.measure.sampling.structure import count_equations
+from jitmagic.measure.sampling.structure import captured_constants, count_equations
 from jitmagic.measure.variants.rows import Staged
-from jitmagic.model.causes.constant_arguments import CAPTURED
-from jitmagic.model.causes.constant_arguments import PASSED
-from jitmagic.model.causes.constant_arguments import ConstantArguments
-from jitmagic.model.causes.constant_arguments import ConstantVariant
-from jitmagic.model.causes.constant_arguments import LiftedConstant
+from jitmagic.model.causes.constant_arguments import (
+    CAPTURED,
+    PASSED,
+    ConstantArguments,
+    ConstantVariant,
+    LiftedConstant,
+)
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.saved.schema import ReportSchemaError
-from jitmagic.render.causes.constant_arguments import sentence
-from jitmagic.render.causes.constant_arguments import text
+from jitmagic.render.causes.constant_arguments import sentence, text
 
 MIB4 = 1 << 20  # float32 elements in 4 MiB
 

@@ -16,8 +16,7 @@ from support import comparison
 import jitmagic
 from jitmagic.measure.sampling.clocks import cpu_tick
 from jitmagic.model.comparison import Comparison
-from jitmagic.model.stats.witness import WALL
-from jitmagic.model.stats.witness import under_ticks
+from jitmagic.model.stats.witness import WALL, under_ticks
 from jitmagic.render.comparison import text_table
 
 #: The TPU host's 24-block MLP, lower and trace stages in its 10 ms CPU time and its wall

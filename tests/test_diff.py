@@ -20,8 +20,7 @@ from jitmagic.cell.provenance import with_baseline
 from jitmagic.frontends.command import main
 from jitmagic.model import diff as diffmod
 from jitmagic.model.reports.storage import save
-from jitmagic.model.rows import PHASES
-from jitmagic.model.rows import VariantResult
+from jitmagic.model.rows import PHASES, VariantResult
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.diff import text
 

@@ -10,8 +10,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jitmagic.measure.discovery.discover import discover
-from jitmagic.measure.discovery.discover import profiled_discovery
+from jitmagic.measure.discovery.discover import discover, profiled_discovery
 from jitmagic.measure.variants.entry import plan_entry
 
 X = jnp.ones(4)

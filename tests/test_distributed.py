@@ -20,21 +20,21 @@ import time
 from pathlib import Path
 
 import pytest
-from support import comparison
-from support import variant
+from support import comparison, variant
 
 import jitmagic
 from jitmagic.frontends import launcher
 from jitmagic.frontends.command import main
 from jitmagic.measure.sampling import lockstep
-from jitmagic.measure.sampling.lockstep import SINGLE
-from jitmagic.measure.sampling.lockstep import Distributed
-from jitmagic.measure.sampling.lockstep import LockstepError
-from jitmagic.measure.sampling.lockstep import SharedCheckpoint
-from jitmagic.measure.sampling.lockstep import merged
-from jitmagic.measure.sampling.lockstep import shared_by_processes
-from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.measure.sampling.stops import Stop
+from jitmagic.measure.sampling.lockstep import (
+    SINGLE,
+    Distributed,
+    LockstepError,
+    SharedCheckpoint,
+    merged,
+    shared_by_processes,
+)
+from jitmagic.measure.sampling.stops import Checkpoint, Stop
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.rows import slowest
 from jitmagic.options import Options

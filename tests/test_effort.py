@@ -27,48 +27,42 @@ import numpy as np
 import pytest
 
 import jitmagic
-from jitmagic.measure.parts.effort import FEWEST_EFFORT_ROUNDS
-from jitmagic.measure.parts.effort import PART
-from jitmagic.measure.parts.effort import accepted
-from jitmagic.measure.parts.effort import add_effort
-from jitmagic.measure.parts.effort import candidates
-from jitmagic.measure.parts.effort import executable_bytes
-from jitmagic.measure.parts.effort import measure_effort
-from jitmagic.measure.pipeline import checkpoint
-from jitmagic.measure.pipeline import measure_prepared
-from jitmagic.measure.pipeline import run_comparison
-from jitmagic.measure.pipeline import variants_of
+from jitmagic.measure.parts.effort import (
+    FEWEST_EFFORT_ROUNDS,
+    PART,
+    accepted,
+    add_effort,
+    candidates,
+    executable_bytes,
+    measure_effort,
+)
+from jitmagic.measure.pipeline import checkpoint, measure_prepared, run_comparison, variants_of
 from jitmagic.measure.sampling.rounds import Rounds
 from jitmagic.model.causes.cause import causes as why_causes
-from jitmagic.model.causes.effort import CAUSE
-from jitmagic.model.causes.effort import CHANGES_RESULTS
-from jitmagic.model.causes.effort import DEFAULT
-from jitmagic.model.causes.effort import HELPERS_CAUSE
-from jitmagic.model.causes.effort import NO_EFFECT
-from jitmagic.model.causes.effort import NO_GAIN
-from jitmagic.model.causes.effort import OUT_OF_LINE
-from jitmagic.model.causes.effort import UNCHANGED
-from jitmagic.model.causes.effort import UNDECIDED
-from jitmagic.model.causes.effort import USE
-from jitmagic.model.causes.effort import USE_BELOW
-from jitmagic.model.causes.effort import Effort
-from jitmagic.model.causes.effort import EffortRow
-from jitmagic.model.causes.effort import Setting
-from jitmagic.model.causes.effort import causes
+from jitmagic.model.causes.effort import (
+    CAUSE,
+    CHANGES_RESULTS,
+    DEFAULT,
+    HELPERS_CAUSE,
+    NO_EFFECT,
+    NO_GAIN,
+    OUT_OF_LINE,
+    UNCHANGED,
+    UNDECIDED,
+    USE,
+    USE_BELOW,
+    Effort,
+    EffortRow,
+    Setting,
+    causes,
+)
 from jitmagic.model.parts import part_causes
 from jitmagic.model.saved.schema import ReportSchemaError
-from jitmagic.model.stats.verdicts import BUDGET
-from jitmagic.model.stats.verdicts import DECIDED
-from jitmagic.model.stats.verdicts import MOST_ROUNDS
+from jitmagic.model.stats.verdicts import BUDGET, DECIDED, MOST_ROUNDS
 from jitmagic.options import Options
 from jitmagic.options.values import AUTO
 from jitmagic.render.bundle import text as bundle_text
-from jitmagic.render.causes.effort import FOLDED
-from jitmagic.render.causes.effort import TITLE
-from jitmagic.render.causes.effort import calls_figure
-from jitmagic.render.causes.effort import html
-from jitmagic.render.causes.effort import section
-from jitmagic.render.causes.effort import text
+from jitmagic.render.causes.effort import FOLDED, TITLE, calls_figure, html, section, text
 
 LEVEL0 = Setting("xla_backend_optimization_level=0", {"xla_backend_optimization_level": 0},
                  'XLA_FLAGS="--xla_backend_optimization_level=0"')

@@ -18,20 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from jitmagic.backends import CPU
-from jitmagic.backends import GPU
-from jitmagic.backends import TPU
-from jitmagic.backends import named
+from jitmagic.backends import CPU, GPU, TPU, named
 from jitmagic.backends.effort import for_backend
 from jitmagic.measure.parts.effort import candidates
-from jitmagic.model.causes.effort import NO_EFFECT
-from jitmagic.model.causes.effort import USE_BELOW
-from jitmagic.model.causes.effort import Effort
-from jitmagic.model.causes.effort import EffortRow
-from jitmagic.model.causes.effort import Setting
-from jitmagic.model.causes.effort import causes
-from jitmagic.render.causes.effort import sentence
-from jitmagic.render.causes.effort import text
+from jitmagic.model.causes.effort import NO_EFFECT, USE_BELOW, Effort, EffortRow, Setting, causes
+from jitmagic.render.causes.effort import sentence, text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tpu-v5e"
 BOTH = json.loads((FIXTURES / "effort-seed-mlp24.json").read_text(encoding="utf-8"))

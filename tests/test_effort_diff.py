@@ -14,11 +14,7 @@ from support import comparison
 
 import jitmagic
 from jitmagic.frontends.command import main
-from jitmagic.model.causes.effort import DEFAULT
-from jitmagic.model.causes.effort import OUT_OF_LINE
-from jitmagic.model.causes.effort import Effort
-from jitmagic.model.causes.effort import EffortRow
-from jitmagic.model.causes.effort import Setting
+from jitmagic.model.causes.effort import DEFAULT, OUT_OF_LINE, Effort, EffortRow, Setting
 from jitmagic.model.reports.storage import save
 from jitmagic.model.rows import PHASES
 from jitmagic.render.diff import html

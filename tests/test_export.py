@@ -17,13 +17,10 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from nbhelpers import ordering_notebook
-from nbhelpers import private_jupyter_env
-from test_browser import CHROMIUM
-from test_browser import CHROMIUM_ARGS
+from nbhelpers import ordering_notebook, private_jupyter_env
+from test_browser import CHROMIUM, CHROMIUM_ARGS
 
-from jitmagic.model.orderings import ORDERINGS
-from jitmagic.model.orderings import Orderings
+from jitmagic.model.orderings import ORDERINGS, Orderings
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.render.orderings import verdict
 

@@ -181,8 +181,7 @@ def test_target_leaves_its_warm_compiles_out_as_the_main_comparison_does():
     from support import comparison
 
     from jitmagic.model.target import TargetCompile
-    from jitmagic.render.target import headline
-    from jitmagic.render.target import warm_lines
+    from jitmagic.render.target import headline, warm_lines
 
     flat = _target_run([3.3, 3.2, 3.4, 3.3], [3.3, 3.2, 3.4, 3.3])
     warm_nested = _target_run([3.3, 1.0, 1.1, 3.2], [3.3, 1.0, 1.1, 3.2])

@@ -22,12 +22,8 @@ import pytest
 
 import jitmagic
 from jitmagic.measure.sampling import clocks
-from jitmagic.measure.sampling.stages import MOST_STEADY_CALLS
-from jitmagic.measure.sampling.stages import POLL_CALLS
-from jitmagic.measure.sampling.stages import SteadyTimer
-from jitmagic.measure.sampling.stages import autorange
-from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.measure.sampling.stops import Stop
+from jitmagic.measure.sampling.stages import MOST_STEADY_CALLS, POLL_CALLS, SteadyTimer, autorange
+from jitmagic.measure.sampling.stops import Checkpoint, Stop
 
 
 def tiny(x):

@@ -7,19 +7,13 @@ import ast
 import keyword
 
 import pytest
-from hypothesis import HealthCheck
-from hypothesis import example
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 
-from jitmagic.cell.source import CellError
-from jitmagic.cell.source import parse_cell
-from jitmagic.cell.source import split_line
+from jitmagic.cell.source import CellError, parse_cell, split_line
 from jitmagic.errors import InputError
-from jitmagic.frontends.magic import PATHS
-from jitmagic.frontends.magic import parsed_line
+from jitmagic.frontends.magic import PATHS, parsed_line
 from jitmagic.options import Options
 
 # Random text is full of invalid escape sequences: Python warns while parsing them.

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import pytest
 from support import CRAFTED
-from test_gate_structure import MEASURED
-from test_gate_structure import REPORT
+from test_gate_structure import MEASURED, REPORT
 
 import jitmagic
 

@@ -15,8 +15,7 @@ from IPython.core.error import UsageError
 
 import jitmagic
 from jitmagic.errors import InputError
-from jitmagic.frontends.command import build_parser
-from jitmagic.frontends.command import main
+from jitmagic.frontends.command import build_parser, main
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.charts.sweep import sweep_figure
 

@@ -20,8 +20,7 @@ import time
 import pytest
 from IPython.utils.capture import capture_output
 from support import SMALL_CELL
-from test_stops import press_ctrl_c
-from test_stops import pressing_on_call
+from test_stops import press_ctrl_c, pressing_on_call
 
 import jitmagic
 from jitmagic.cell.effects import settings as registries
@@ -382,8 +381,7 @@ def test_a_block_held_inside_a_cells_hold_hands_its_press_to_the_cells():
     (so the magic counts it); the nested hold is not the caller's (``current``)."""
     import signal
 
-    from jitmagic.interrupts import CtrlCHeld
-    from jitmagic.interrupts import interrupts_held
+    from jitmagic.interrupts import CtrlCHeld, interrupts_held
 
     before = signal.getsignal(signal.SIGINT)
     outer = CtrlCHeld()
@@ -406,8 +404,7 @@ def test_a_block_held_inside_a_cells_hold_hands_its_press_to_the_cells():
 def test_an_ignored_sigint_stays_ignored_under_every_hold():
     import signal
 
-    from jitmagic.interrupts import CtrlCHeld
-    from jitmagic.interrupts import interrupts_held
+    from jitmagic.interrupts import CtrlCHeld, interrupts_held
 
     before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:

@@ -13,9 +13,7 @@ import pytest
 
 import jitmagic
 from jitmagic.measure.parts import batches
-from jitmagic.measure.sampling.outputs import OutputDiff
-from jitmagic.measure.sampling.outputs import compare_outputs
-from jitmagic.measure.sampling.outputs import within_rounding
+from jitmagic.measure.sampling.outputs import OutputDiff, compare_outputs, within_rounding
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.saved.schema import ReportSchemaError
 

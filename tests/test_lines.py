@@ -23,14 +23,10 @@ import realworld_layers as L
 
 import jitmagic
 from jitmagic.measure.lines.hook import make_hook
-from jitmagic.measure.lines.tables import SOURCE_UNAVAILABLE
-from jitmagic.measure.lines.tables import add_lines
-from jitmagic.measure.lines.tables import lines_of
+from jitmagic.measure.lines.tables import SOURCE_UNAVAILABLE, add_lines, lines_of
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.variants.rows import Staged
-from jitmagic.model.lines import LineRow
-from jitmagic.model.lines import Lines
-from jitmagic.model.lines import LineTable
+from jitmagic.model.lines import LineRow, Lines, LineTable
 from jitmagic.render.lines import MAX_ROWS
 
 MONITORING = hasattr(sys, "monitoring")

@@ -6,8 +6,7 @@ import json
 
 import pytest
 from IPython.core.error import UsageError
-from support import FAST
-from support import SMALL_CELL
+from support import FAST, SMALL_CELL
 
 from jitmagic import Comparison
 

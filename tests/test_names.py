@@ -61,8 +61,7 @@ def test_when_flat_fails_too_the_hint_does_not_suggest_nest():
 
 
 def test_lines_name_a_notebook_cell_as_ipython_does(ip):
-    from jitmagic.frontends.cell_names import THIS_CELL
-    from jitmagic.frontends.cell_names import with_cell_names
+    from jitmagic.frontends.cell_names import THIS_CELL, with_cell_names
 
     ip.run_cell("import jax.numpy as jnp\ndef layer(x):\n    return jnp.sin(x) * 2\n"
                 "def model(x):\n    return layer(x) + layer(x)\n", store_history=True)

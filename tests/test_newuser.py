@@ -14,8 +14,7 @@ import pytest
 import jitmagic
 from jitmagic.frontends.command import main
 from jitmagic.measure.sampling.structure import count_equations
-from jitmagic.model.sweep import exponents
-from jitmagic.model.sweep import unchanged
+from jitmagic.model.sweep import exponents, unchanged
 from jitmagic.render.bundle import text as report_text
 
 N_LAYERS = 2  # the global a sweep can rebind

@@ -39,13 +39,7 @@ import pytest
 from support import comparison
 
 import jitmagic
-from jitmagic.model.notes import Differs
-from jitmagic.model.notes import Inline
-from jitmagic.model.notes import Leak
-from jitmagic.model.notes import Parts
-from jitmagic.model.notes import Taken
-from jitmagic.model.notes import Warned
-from jitmagic.model.notes import read_noted
+from jitmagic.model.notes import Differs, Inline, Leak, Parts, Taken, Warned, read_noted
 
 MODEL = Path(jitmagic.__file__).parent / "model"
 
@@ -256,8 +250,7 @@ def test_every_kind_of_note_has_its_words_in_render():
     """One row of the templates per kind of note, and every family said through them."""
     from jitmagic.model.notes import FAMILY
     from jitmagic.model.shown import renderer
-    from jitmagic.render.notes import TEMPLATES
-    from jitmagic.render.notes import say
+    from jitmagic.render.notes import TEMPLATES, say
 
     assert set(TEMPLATES) == set(FAMILY)
     for family in set(FAMILY.values()):
@@ -323,8 +316,7 @@ def test_a_note_of_no_known_kind_or_field_is_refused(bad):
 
 def test_a_fresh_measurement_saves_its_warnings_as_facts(run_magic, tmp_path):
     import jax
-    from support import FAST
-    from support import SMALL_CELL
+    from support import FAST, SMALL_CELL
 
     jax.config.update("jax_compilation_cache_dir", str(tmp_path))
     try:
@@ -373,8 +365,7 @@ def test_a_note_says_what_the_measuring_said_before(fact, said):
 def test_why_a_helper_stays_inline_is_a_fact_inside_a_fact():
     """A variant's note that a helper stays inline holds why as a fact of its own: saved
     as a dict inside the note's, read back equal, and said as the measuring wrote it."""
-    from jitmagic.model.causes.effort import EffortRow
-    from jitmagic.model.causes.effort import Setting
+    from jitmagic.model.causes.effort import EffortRow, Setting
     from jitmagic.model.notes import read_noted
 
     note = Taken("stays_inline", "step",

@@ -10,8 +10,7 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic import InputError
-from jitmagic import Options
+from jitmagic import InputError, Options
 from jitmagic.frontends.command import build_parser
 from jitmagic.frontends.magic import JitCompareMagics
 
@@ -184,8 +183,7 @@ def test_the_docs_hold_each_tools_options_as_the_one_table_makes_them():
     import pathlib
     import re
 
-    from jitmagic.options.table import DOCS
-    from jitmagic.options.table import as_markdown
+    from jitmagic.options.table import DOCS, as_markdown
 
     root = pathlib.Path(__file__).resolve().parent.parent
     for tool, doc in DOCS.items():

@@ -10,15 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
-from support import FAST
-from support import VMAP_CELL
+from support import FAST, VMAP_CELL
 
 import jitmagic
 from jitmagic.errors import InputError
 from jitmagic.measure.parts.orderings import compare_orderings
 from jitmagic.measure.sampling.structure import normalized_hlo
-from jitmagic.model.orderings import ORDERINGS
-from jitmagic.model.orderings import Orderings
+from jitmagic.model.orderings import ORDERINGS, Orderings
 from jitmagic.options.values import parse_in_axes
 
 
@@ -198,8 +196,7 @@ def test_on_a_busy_machine_the_orderings_decide_on_cpu_time():
 
 
 def test_on_a_busy_machine_the_table_shows_the_cpu_time_the_verdict_is_on():
-    from jitmagic.render.orderings import panel_numbers
-    from jitmagic.render.orderings import text_table
+    from jitmagic.render.orderings import panel_numbers, text_table
 
     busy = _orderings_on(BUSY_JIT_VMAP, BUSY_VMAP_JIT)
     table = text_table(busy)
@@ -234,8 +231,7 @@ def test_a_per_call_gap_between_one_programs_two_jits_is_not_judged():
     """A new user read '1.33×' beside 'same program: yes' for jit(vmap(jit(f))) as a
     measured slowdown; the comparison's table says such a gap is not judged, and the
     orderings' table now marks its ratios as every table does."""
-    from jitmagic.render.orderings import panel_numbers
-    from jitmagic.render.orderings import row_cells
+    from jitmagic.render.orderings import panel_numbers, row_cells
 
     same = _per_call_rows(same=True)
     ratio = {n: row_cells(same, n)[3].text for n in ORDERINGS}
@@ -278,8 +274,7 @@ def test_the_section_answers_first_and_folds_the_four_orderings():
     from support import comparison
     from test_answer_first import orderings
 
-    from jitmagic.render.orderings import FOLDED
-    from jitmagic.render.orderings import section
+    from jitmagic.render.orderings import FOLDED, section
 
     o = orderings()
     one = dataclasses.replace(o["vmap(jit(f))"], jaxpr_eqns=1,

@@ -17,18 +17,11 @@ import jax.numpy as jnp
 import pytest
 import realworld_layers as L
 
-from jitmagic.measure.parts.effort import add_inner_compiles
-from jitmagic.measure.parts.effort import measure_effort
-from jitmagic.measure.parts.effort import out_of_line_row
+from jitmagic.measure.parts.effort import add_inner_compiles, measure_effort, out_of_line_row
 from jitmagic.measure.pipeline import variants_of
-from jitmagic.measure.sampling.monitor import COMPILE_EVENT
-from jitmagic.measure.sampling.monitor import Monitor
-from jitmagic.measure.variants.out_of_line import PRIMITIVE
-from jitmagic.measure.variants.out_of_line import out_of_line_calls
-from jitmagic.model.causes.effort import OUT_OF_LINE
-from jitmagic.model.causes.effort import Effort
-from jitmagic.model.causes.effort import EffortRow
-from jitmagic.model.causes.effort import Setting
+from jitmagic.measure.sampling.monitor import COMPILE_EVENT, Monitor
+from jitmagic.measure.variants.out_of_line import PRIMITIVE, out_of_line_calls
+from jitmagic.model.causes.effort import OUT_OF_LINE, Effort, EffortRow, Setting
 from jitmagic.model.notes import Parts
 from jitmagic.render.causes.effort import text
 

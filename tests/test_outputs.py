@@ -12,10 +12,8 @@ from IPython.core.error import UsageError
 
 import jitmagic
 from jitmagic.errors import InputError
-from jitmagic.measure.parts import batches
-from jitmagic.measure.parts import orderings
-from jitmagic.measure.sampling.outputs import OutputDiff
-from jitmagic.measure.sampling.outputs import compare_outputs
+from jitmagic.measure.parts import batches, orderings
+from jitmagic.measure.sampling.outputs import OutputDiff, compare_outputs
 from jitmagic.measure.sampling.structure import count_equations
 
 ONCE = {"repeat": 1, "number": 1}
@@ -241,8 +239,7 @@ def test_a_loop_body_is_counted_inside():
 def test_a_structure_mismatch_holds_the_nodes_as_facts():
     """The nodes are held as facts (type, dtype, shape, static data) and spelled in
     render/, as before; a saved note reads back the same."""
-    from jitmagic.model.notes import read_noted
-    from jitmagic.model.notes import saved_note
+    from jitmagic.model.notes import read_noted, saved_note
 
     found = compare_outputs({"a": jnp.ones(3, jnp.float32)}, {"a": (jnp.ones(3),)}).describe()
     assert found is not None and found.structure == "node"

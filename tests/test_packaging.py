@@ -465,8 +465,7 @@ def test_every_link_to_a_heading_finds_it():
 
 
 def test_every_private_name_a_part_needs_is_in_this_jax():
-    from jitmagic._compat import NEEDED
-    from jitmagic._compat import missing
+    from jitmagic._compat import NEEDED, missing
 
     assert {n.option for n in NEEDED} >= {None, "xla", "effort", "lines", "cache"}
     assert missing() == (), _gone(", ".join(n.name for n in missing()), "missing")

@@ -18,21 +18,15 @@ import jitmagic
 from jitmagic.errors import InputError
 from jitmagic.measure.parts import MEASURERS
 from jitmagic.measure.parts.constants import arguments as constant_arguments
-from jitmagic.measure.parts.run import PartRun
-from jitmagic.measure.parts.run import in_one_process_only
-from jitmagic.measure.sampling.lockstep import Lockstep
-from jitmagic.measure.sampling.lockstep import SharedCheckpoint
-from jitmagic.measure.sampling.lockstep import refuse_unshared
+from jitmagic.measure.parts.run import PartRun, in_one_process_only
+from jitmagic.measure.sampling.lockstep import Lockstep, SharedCheckpoint, refuse_unshared
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.model import parts as table
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.diff import DIFFERS
-from jitmagic.model.stats.verdicts import BUDGET
-from jitmagic.model.stats.verdicts import DECIDED
-from jitmagic.model.stats.verdicts import MOST_ROUNDS
+from jitmagic.model.stats.verdicts import BUDGET, DECIDED, MOST_ROUNDS
 from jitmagic.options import Options
-from jitmagic.render.bundle import SECTIONS
-from jitmagic.render.bundle import text
+from jitmagic.render.bundle import SECTIONS, text
 from jitmagic.render.diff import DIFF_SECTIONS
 
 

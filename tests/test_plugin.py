@@ -81,8 +81,7 @@ def scaled(c: jitmagic.Comparison, k: float) -> jitmagic.Comparison:
 
 def crafted(structure: dict | None = None) -> jitmagic.Comparison:
     """A report of fixed, tight runs, its variants' structure figures ``structure``."""
-    from support import comparison
-    from support import variant
+    from support import comparison, variant
 
     samples = {p: [0.010, 0.0101, 0.0102] for p in PHASES}
     flat, nested = (variant(v, samples, **(structure or {}).get(v, {}))

@@ -14,9 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from support import CRAFTED
-from support import comparison
-from support import variant
+from support import CRAFTED, comparison, variant
 
 import jitmagic
 from jitmagic.frontends.pytest_plugin import report_name

@@ -9,17 +9,12 @@ import json
 import re
 
 import pytest
-from support import SMALL_CELL
-from support import comparison
+from support import SMALL_CELL, comparison
 from test_records import point
 
 import jitmagic
 from jitmagic import Comparison
-from jitmagic.cell.provenance import entry_source
-from jitmagic.cell.provenance import read_baseline
-from jitmagic.cell.provenance import spell
-from jitmagic.cell.provenance import stamp
-from jitmagic.cell.provenance import with_baseline
+from jitmagic.cell.provenance import entry_source, read_baseline, spell, stamp, with_baseline
 from jitmagic.errors import InputError
 from jitmagic.frontends.command import main
 from jitmagic.model.reports.storage import save

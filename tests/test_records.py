@@ -11,26 +11,18 @@ import os
 import stat
 
 import pytest
-from hypothesis import HealthCheck
-from hypothesis import given
-from hypothesis import settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import comparison
-from support import variant
+from support import comparison, variant
 
 import jitmagic
-from jitmagic import Comparison
-from jitmagic import ReportSchemaError
-from jitmagic.model.advice import Advice
-from jitmagic.model.advice import Candidate
-from jitmagic.model.attribution import Attribution
-from jitmagic.model.attribution import HelperTime
+from jitmagic import Comparison, ReportSchemaError
+from jitmagic.model.advice import Advice, Candidate
+from jitmagic.model.attribution import Attribution, HelperTime
 from jitmagic.model.comparison import Sharding
-from jitmagic.model.orderings import ORDERINGS
-from jitmagic.model.orderings import Orderings
+from jitmagic.model.orderings import ORDERINGS, Orderings
 from jitmagic.model.reports.storage import save
-from jitmagic.model.rows import PHASES
-from jitmagic.model.rows import OrderingRow
+from jitmagic.model.rows import PHASES, OrderingRow
 from jitmagic.model.saved.files import check_target
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.bundle import text as report_text

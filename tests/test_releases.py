@@ -21,23 +21,16 @@ import pytest
 
 import jitmagic
 from jitmagic.measure import environments
-from jitmagic.measure.environments import READY
-from jitmagic.measure.environments import environment
+from jitmagic.measure.environments import READY, environment
 from jitmagic.model.diff import diff
-from jitmagic.model.progress import Crashed
-from jitmagic.model.progress import TimedOut
-from jitmagic.model.reports.releases import NotInstalled
-from jitmagic.model.reports.releases import ReleaseResult
-from jitmagic.model.reports.releases import Releases
-from jitmagic.model.reports.releases import bisect
+from jitmagic.model.progress import Crashed, TimedOut
+from jitmagic.model.reports.releases import NotInstalled, ReleaseResult, Releases, bisect
 from jitmagic.model.rows import PHASES
 from jitmagic.model.stats.rule import SLOWER
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.render.charts.releases import releases_figure
 from jitmagic.render.format import PHASE_LABELS
-from jitmagic.render.releases import finding
-from jitmagic.render.releases import html_document
-from jitmagic.render.releases import text
+from jitmagic.render.releases import finding, html_document, text
 from jitmagic.render.releases.trace import trace_json
 
 

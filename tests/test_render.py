@@ -17,8 +17,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from matplotlib.container import ErrorbarContainer
-from support import comparison
-from support import variant
+from support import comparison, variant
 
 import jitmagic
 from jitmagic.measure.sampling.stops import first_line
@@ -26,22 +25,14 @@ from jitmagic.measure.sampling.structure import jaxpr_text
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import Orderings
 from jitmagic.model.stats.rule import median
-from jitmagic.model.stats.units import cut_to
-from jitmagic.model.stats.units import fmt_s
-from jitmagic.model.stats.units import time_unit
-from jitmagic.model.stats.witness import WALL
-from jitmagic.model.stats.witness import on
+from jitmagic.model.stats.units import cut_to, fmt_s, time_unit
+from jitmagic.model.stats.witness import WALL, on
 from jitmagic.model.sweep import Sweep
-from jitmagic.render.blocks import Details
-from jitmagic.render.blocks import as_html
-from jitmagic.render.blocks import as_text
-from jitmagic.render.blocks import shown_name
-from jitmagic.render.bundle import bundle
-from jitmagic.render.bundle import html_document
+from jitmagic.render.blocks import Details, as_html, as_text, shown_name
+from jitmagic.render.bundle import bundle, html_document
 from jitmagic.render.charts import style as palette
 from jitmagic.render.charts.bars import orderings_figure
-from jitmagic.render.charts.phases import phases_figure
-from jitmagic.render.charts.phases import to_png
+from jitmagic.render.charts.phases import phases_figure, to_png
 from jitmagic.render.charts.style import plain
 from jitmagic.render.charts.sweep import sweep_figure
 from jitmagic.render.comparison import text_table

@@ -13,8 +13,7 @@ import signal
 import jax
 import pytest
 from IPython.core.error import UsageError
-from support import FAST
-from support import SMALL_CELL
+from support import FAST, SMALL_CELL
 
 from jitmagic.measure.sampling.monitor import COMPILE_EVENT
 

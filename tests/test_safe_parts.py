@@ -27,19 +27,14 @@ import pytest
 from jax._src import monitoring
 
 import jitmagic
-from jitmagic._compat import persistent_cache_folder
-from jitmagic._compat import profiler_running
-from jitmagic._compat import reset_persistent_cache
+from jitmagic._compat import persistent_cache_folder, profiler_running, reset_persistent_cache
 from jitmagic.measure.parts import xla_passes
 from jitmagic.measure.parts.second_start import measure_second_start
 from jitmagic.measure.parts.xla_passes import add_xla_passes
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling import conditions
-from jitmagic.measure.sampling.conditions import CACHE_SETTINGS
-from jitmagic.measure.sampling.conditions import cache_settings
-from jitmagic.measure.sampling.conditions import scratch_cache
-from jitmagic.measure.sampling.stops import ABANDONED
-from jitmagic.measure.sampling.stops import Checkpoint
+from jitmagic.measure.sampling.conditions import CACHE_SETTINGS, cache_settings, scratch_cache
+from jitmagic.measure.sampling.stops import ABANDONED, Checkpoint
 from jitmagic.measure.scratch import MARK
 from jitmagic.model.causes.second_start import SecondStart
 

@@ -7,14 +7,10 @@ import json
 import pytest
 from IPython.display import display
 from IPython.utils.capture import capture_output
-from support import FAST
-from support import SMALL_CELL
-from support import comparison
-from support import variant
+from support import FAST, SMALL_CELL, comparison, variant
 
 import jitmagic
-from jitmagic import Comparison
-from jitmagic import ReportSchemaError
+from jitmagic import Comparison, ReportSchemaError
 from jitmagic.model.sweep import Sweep
 
 

@@ -15,26 +15,20 @@ import threading
 
 import pytest
 from IPython.core.error import UsageError
-from support import FAST
-from support import SMALL_CELL
-from support import comparison
-from support import variant
+from support import FAST, SMALL_CELL, comparison, variant
 
 import jitmagic
 from jitmagic import ReportSchemaError
 from jitmagic.frontends.command import main
 from jitmagic.frontends.saving import unquoted
-from jitmagic.model.attribution import Attribution
-from jitmagic.model.attribution import HelperTime
+from jitmagic.model.attribution import Attribution, HelperTime
 from jitmagic.model.reports.storage import save
 from jitmagic.model.saved import files
 from jitmagic.model.saved.files import check_target
 from jitmagic.model.sweep import Sweep
 from jitmagic.render.attribution import attribution_lines
-from jitmagic.render.bundle import bundle
-from jitmagic.render.bundle import text
-from jitmagic.render.sweep import MAX_POINTS
-from jitmagic.render.sweep import sweep_text
+from jitmagic.render.bundle import bundle, text
+from jitmagic.render.sweep import MAX_POINTS, sweep_text
 
 #: A cell that fails the moment it runs: a message about anything else means it never ran.
 EXPLODES = "raise RuntimeError('the cell ran')\n" + SMALL_CELL
@@ -361,8 +355,7 @@ def _attribution(n: int) -> Attribution:
 
 
 def test_a_long_attribution_is_clipped_in_the_table_and_the_chart():
-    from jitmagic.render.charts.bars import MAX_BARS
-    from jitmagic.render.charts.bars import attribution_figure
+    from jitmagic.render.charts.bars import MAX_BARS, attribution_figure
 
     lines = attribution_lines(_attribution(300))
     assert sum(bool(re.match(r"\s*h\d+ ", ln)) for ln in lines) == 50
@@ -374,8 +367,7 @@ def test_a_long_attribution_is_clipped_in_the_table_and_the_chart():
 
 
 def test_a_long_sweep_is_clipped_in_the_table_and_the_chart():
-    from jitmagic.render.charts.sweep import MAX_TICKS
-    from jitmagic.render.charts.sweep import sweep_figure
+    from jitmagic.render.charts.sweep import MAX_TICKS, sweep_figure
 
     point = comparison(every=0.1)
     s = Sweep("n", tuple(range(1, 2001)), (point,) * 2000, 1.0)

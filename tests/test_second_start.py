@@ -25,31 +25,20 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic._compat import persistent_cache_folder
-from jitmagic._compat import reset_persistent_cache
+from jitmagic._compat import persistent_cache_folder, reset_persistent_cache
 from jitmagic.errors import InputError
-from jitmagic.measure.parts.second_start import PART
-from jitmagic.measure.parts.second_start import measure_second_start
-from jitmagic.measure.pipeline import checkpoint
-from jitmagic.measure.pipeline import measure_prepared
-from jitmagic.measure.pipeline import variants_of
-from jitmagic.measure.sampling.conditions import cache_settings
-from jitmagic.measure.sampling.conditions import persistent_cache_in
+from jitmagic.measure.parts.second_start import PART, measure_second_start
+from jitmagic.measure.pipeline import checkpoint, measure_prepared, variants_of
+from jitmagic.measure.sampling.conditions import cache_settings, persistent_cache_in
 from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.model.causes.second_start import CacheRow
-from jitmagic.model.causes.second_start import SecondStart
-from jitmagic.model.causes.second_start import Start
-from jitmagic.model.causes.second_start import UserCache
+from jitmagic.model.causes.second_start import CacheRow, SecondStart, Start, UserCache
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.parts import later_labels
 from jitmagic.model.saved.schema import ReportSchemaError
-from jitmagic.model.stats.rule import FASTER
-from jitmagic.model.stats.rule import SLOWER
+from jitmagic.model.stats.rule import FASTER, SLOWER
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.options import Options
-from jitmagic.render.causes.second_start import NOT_READ
-from jitmagic.render.causes.second_start import TITLE
-from jitmagic.render.causes.second_start import text
+from jitmagic.render.causes.second_start import NOT_READ, TITLE, text
 from jitmagic.render.comparison import text_table
 
 #: The prefix of jitmagic's scratch cache folders (conditions.scratch_cache).

@@ -652,10 +652,7 @@ def test_what_was_put_back_is_saved_as_facts_and_each_row_is_named():
     """The notes of what was put back save and read back as facts, and each row's label
     is a row that render/notes names (what another thread changed is said with it)."""
     from jitmagic.cell.effects import effects
-    from jitmagic.model.notes import KEYS
-    from jitmagic.model.notes import PutBack
-    from jitmagic.model.notes import read_noted
-    from jitmagic.model.notes import saved_note
+    from jitmagic.model.notes import KEYS, PutBack, read_noted, saved_note
     from jitmagic.render.notes.helpers import THINGS
 
     notes = [PutBack("setting_put_back", "os.umask", "63", "18"),

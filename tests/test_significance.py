@@ -14,14 +14,16 @@ import statistics
 
 import pytest
 
-from jitmagic.model.stats.rule import FASTER
-from jitmagic.model.stats.rule import INCONCLUSIVE
-from jitmagic.model.stats.rule import MAX_PAIRS
-from jitmagic.model.stats.rule import MIN_PAIRS
-from jitmagic.model.stats.rule import SAME
-from jitmagic.model.stats.rule import SLOWER
-from jitmagic.model.stats.rule import difference
-from jitmagic.model.stats.rule import shift_of_logs
+from jitmagic.model.stats.rule import (
+    FASTER,
+    INCONCLUSIVE,
+    MAX_PAIRS,
+    MIN_PAIRS,
+    SAME,
+    SLOWER,
+    difference,
+    shift_of_logs,
+)
 
 #: (jitter, stall rate, stall factors): the noise models of docs/significance.md.
 MODELS = {

@@ -17,11 +17,7 @@ from types import ModuleType
 
 import pytest
 
-from jitmagic.model.stats.rule import FASTER
-from jitmagic.model.stats.rule import MAX_PAIRS
-from jitmagic.model.stats.rule import MAX_PAIRS_BUSY
-from jitmagic.model.stats.rule import SLOWER
-from jitmagic.model.stats.rule import difference
+from jitmagic.model.stats.rule import FASTER, MAX_PAIRS, MAX_PAIRS_BUSY, SLOWER, difference
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "significance.py"
 

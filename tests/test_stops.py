@@ -17,22 +17,16 @@ import jax
 import jax.numpy as jnp
 import pytest
 from IPython.utils.capture import capture_output
-from support import SMALL_CELL
-from support import comparison
+from support import SMALL_CELL, comparison
 
 import jitmagic
 import jitmagic.frontends.magic as magic
 from jitmagic.frontends.saving import ABANDONED_SHOWING
-from jitmagic.frontends.script.process import ENDED
-from jitmagic.frontends.script.process import presses_counted
-from jitmagic.frontends.statuses import INTERRUPTED
-from jitmagic.frontends.statuses import PARTIAL
-from jitmagic.measure.pipeline import checkpoint
-from jitmagic.measure.pipeline import measure_prepared
-from jitmagic.measure.pipeline import variants_of
+from jitmagic.frontends.script.process import ENDED, presses_counted
+from jitmagic.frontends.statuses import INTERRUPTED, PARTIAL
+from jitmagic.measure.pipeline import checkpoint, measure_prepared, variants_of
 from jitmagic.measure.sampling.monitor import COMPILE_EVENT
-from jitmagic.measure.sampling.stops import ABANDON_S
-from jitmagic.measure.sampling.stops import ABANDONED
+from jitmagic.measure.sampling.stops import ABANDON_S, ABANDONED
 from jitmagic.model.sweep import Sweep
 from jitmagic.options import Options
 from jitmagic.render.blocks import as_html
@@ -431,8 +425,7 @@ def test_the_command_writes_its_html_without_charts_after_a_ctrl_c(monkeypatch, 
 
 def test_ctrl_c_while_the_command_saves_leaves_the_old_file_and_exits_130(
         monkeypatch, tmp_path, capsys):
-    from jitmagic.frontends.command import INTERRUPTED
-    from jitmagic.frontends.command import present
+    from jitmagic.frontends.command import INTERRUPTED, present
 
     result = jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=False)
     (tmp_path / "r.json").write_text("the old report")

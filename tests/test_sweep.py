@@ -10,23 +10,17 @@ import jax.numpy as jnp
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
-from support import FAST
-from support import comparison
+from support import FAST, comparison
 
 import jitmagic
 from jitmagic.measure.sampling.stops import Checkpoint
 from jitmagic.measure.sweep import run_sweep
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.rows import PHASES
-from jitmagic.model.sweep import Sweep
-from jitmagic.model.sweep import exponents
-from jitmagic.model.sweep import growth_exponent
-from jitmagic.model.sweep import t_975
-from jitmagic.model.sweep import trends
+from jitmagic.model.sweep import Sweep, exponents, growth_exponent, t_975, trends
 from jitmagic.options.values import parse_sweep
 from jitmagic.render.charts.sweep import sweep_figure
-from jitmagic.render.sweep import sweep_html
-from jitmagic.render.sweep import sweep_text
+from jitmagic.render.sweep import sweep_html, sweep_text
 
 #: ``calls`` is not defined in the cell: the sweep binds it before the cell runs.
 SWEEP_CELL = """\
@@ -225,9 +219,7 @@ def test_a_trends_interval_needs_runs_to_read_it_by():
 
 
 def test_what_follows_a_sweep_table_says_which_value_it_belongs_to():
-    from jitmagic.model.lines import LineRow
-    from jitmagic.model.lines import Lines
-    from jitmagic.model.lines import LineTable
+    from jitmagic.model.lines import LineRow, Lines, LineTable
     from jitmagic.model.sweep import Sweep
     from jitmagic.render.bundle import bundle
 
@@ -245,8 +237,7 @@ def test_what_follows_a_sweep_table_says_which_value_it_belongs_to():
 
 
 def test_a_sweep_stopped_at_a_later_value_never_says_nothing_was_measured():
-    from jitmagic.measure.sampling.stops import FINDING
-    from jitmagic.measure.sampling.stops import Stop
+    from jitmagic.measure.sampling.stops import FINDING, Stop
 
     def measure(value, _):
         if value == "b":
@@ -286,8 +277,7 @@ def _point(wall: float, cpu: float, waited: float) -> Comparison:
 
 
 def test_a_sweep_on_a_busy_machine_is_shown_and_fitted_on_cpu_time_as_comparisons_are():
-    from jitmagic.model.sweep import clock_of
-    from jitmagic.model.sweep import medians
+    from jitmagic.model.sweep import clock_of, medians
     from jitmagic.render.sweep import sweep_text
 
     busy = Sweep("calls", (1, 4), (_point(1.0, 0.1, 0.5), _point(4.0, 0.4, 2.0)), 1.0)

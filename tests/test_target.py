@@ -22,12 +22,14 @@ import jitmagic
 from jitmagic.backends import target as tpu
 from jitmagic.errors import InputError
 from jitmagic.model.stats.units import fmt_s
-from jitmagic.model.target import ONE_DEVICE
-from jitmagic.model.target import REPLICATED
-from jitmagic.model.target import YOURS
-from jitmagic.model.target import compile_difference
-from jitmagic.model.target import target_clock
-from jitmagic.model.target import target_of
+from jitmagic.model.target import (
+    ONE_DEVICE,
+    REPLICATED,
+    YOURS,
+    compile_difference,
+    target_clock,
+    target_of,
+)
 from jitmagic.options import Options
 from jitmagic.render.bundle import text as report_text
 from jitmagic.render.target import FOLDED
@@ -423,8 +425,7 @@ def test_an_inconclusive_compile_verdict_says_inconclusive_before_any_ratio():
     direction word first; an undecided verdict says so first, then the gap it saw."""
     from support import comparison
 
-    from jitmagic.model.target import TARGET
-    from jitmagic.model.target import TargetCompile
+    from jitmagic.model.target import TARGET, TargetCompile
 
     t = TargetCompile("v5e:2x2", 4, "TPU v5 lite", "a host", "replicated")
     stages = {"lower_s": [0.1] * 3, "first_call_s": [], "execute_s": []}

@@ -18,9 +18,7 @@ import jax
 import pytest
 from IPython.utils.capture import capture_output
 
-from jitmagic.cell.effects import NOT_THE_CELLS
-from jitmagic.cell.effects import Watch
-from jitmagic.cell.effects import effects_undone
+from jitmagic.cell.effects import NOT_THE_CELLS, Watch, effects_undone
 
 #: An earlier cell: ``when_steady`` runs in a thread of its own and, once the measuring
 #: (main) thread is inside a steady-state loop, makes its ``change``, then notes whether

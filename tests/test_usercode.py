@@ -16,8 +16,7 @@ import pytest
 
 import jitmagic
 from jitmagic import usercode
-from jitmagic.usercode import Layout
-from jitmagic.usercode import is_users
+from jitmagic.usercode import Layout, is_users
 
 SITE = os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__)))
 

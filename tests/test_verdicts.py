@@ -8,18 +8,15 @@ import dataclasses
 import json
 
 import pytest
-from support import comparison
-from support import variant
+from support import comparison, variant
 
 from jitmagic.model.comparison import Comparison
 from jitmagic.model.orderings import Orderings
 from jitmagic.model.rows import OrderingRow
 from jitmagic.model.stats.rule import difference
 from jitmagic.model.stats.units import ratio_figures
-from jitmagic.model.stats.verdicts import BUDGET
-from jitmagic.model.stats.verdicts import MOST_ROUNDS
-from jitmagic.render.comparison import text_table
-from jitmagic.render.comparison import verdict
+from jitmagic.model.stats.verdicts import BUDGET, MOST_ROUNDS
+from jitmagic.render.comparison import text_table, verdict
 from jitmagic.render.orderings import verdict as ordering_verdict
 from jitmagic.render.verdicts import with_interval
 

@@ -12,11 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_watch_env import HOOKED
-from test_watch_env import RECOMPILES
-from test_watch_env import _env
-from test_watch_env import _hooked
-from test_watch_env import _site
+from test_watch_env import HOOKED, RECOMPILES, _env, _hooked, _site
 
 import jitmagic
 

@@ -14,8 +14,7 @@ import numpy as np
 
 import jitmagic
 from jitmagic.model.ledger import compiles as K
-from jitmagic.render.ledger.fixes import FIXES
-from jitmagic.render.ledger.fixes import NOTES
+from jitmagic.render.ledger.fixes import FIXES, NOTES
 
 
 def compiles(w: jitmagic.Watch, function: str) -> int:

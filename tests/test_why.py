@@ -12,24 +12,14 @@ import numpy as np
 import pytest
 
 import jitmagic
-from jitmagic.model.causes.cause import KINDS
-from jitmagic.model.causes.cause import NAME
-from jitmagic.model.causes.cause import NOT_MEASURED
-from jitmagic.model.causes.cause import NOTHING
-from jitmagic.model.causes.cause import SAVING
-from jitmagic.model.causes.cause import STAGE
-from jitmagic.model.causes.cause import UNDECIDED
-from jitmagic.model.causes.second_start import CacheRow
-from jitmagic.model.causes.second_start import Start
-from jitmagic.model.causes.second_start import samples
+from jitmagic.model.causes.cause import KINDS, NAME, NOT_MEASURED, NOTHING, SAVING, STAGE, UNDECIDED
+from jitmagic.model.causes.second_start import CacheRow, Start, samples
 from jitmagic.model.rows import VARIANTS
-from jitmagic.model.stats.rule import FASTER
-from jitmagic.model.stats.rule import median
+from jitmagic.model.stats.rule import FASTER, median
 from jitmagic.model.stats.units import fmt_s
 from jitmagic.model.stats.witness import on
 from jitmagic.render.bundle import text as report_text
-from jitmagic.render.causes.said import NAMED_PASS
-from jitmagic.render.causes.said import _cache_fix
+from jitmagic.render.causes.said import NAMED_PASS, _cache_fix
 from jitmagic.render.causes.second_start import text
 
 
@@ -94,8 +84,7 @@ def test_the_section_says_the_biggest_cause_and_what_to_do_first_the_rest_folded
     """Two lines under the title: the biggest measured saving with what to do (where the
     rule found one), then where the first call's time goes; every cause in full with -v,
     or behind a click."""
-    from jitmagic.render.causes.said import FOLDED
-    from jitmagic.render.causes.said import section
+    from jitmagic.render.causes.said import FOLDED, section
 
     c = jitmagic.compare(stacked, X, W, repeat=3, number=1, progress=False)
     text, page = section(c)

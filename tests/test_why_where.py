@@ -20,21 +20,10 @@ import jax.numpy as jnp
 from jax import lax
 
 import jitmagic
-from jitmagic.model.causes.cause import NAME
-from jitmagic.model.causes.cause import NOT_MEASURED
-from jitmagic.model.causes.cause import SAVING
-from jitmagic.model.causes.cause import stage_parts
-from jitmagic.model.lines import LineRow
-from jitmagic.model.lines import Lines
-from jitmagic.model.lines import LineTable
-from jitmagic.model.lines import LoopCall
-from jitmagic.model.lines import LoopSpan
-from jitmagic.model.stats.rule import FASTER
-from jitmagic.model.stats.rule import SAME
-from jitmagic.model.stats.rule import Difference
-from jitmagic.model.stats.rule import median
-from jitmagic.model.stats.witness import CPU
-from jitmagic.model.stats.witness import on
+from jitmagic.model.causes.cause import NAME, NOT_MEASURED, SAVING, stage_parts
+from jitmagic.model.lines import LineRow, Lines, LineTable, LoopCall, LoopSpan
+from jitmagic.model.stats.rule import FASTER, SAME, Difference, median
+from jitmagic.model.stats.witness import CPU, on
 from jitmagic.render.bundle import text as report_text
 from jitmagic.render.causes.said import said_of
 from tests.support import comparison

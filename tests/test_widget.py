@@ -9,14 +9,12 @@ import json
 import ipywidgets
 import pytest
 from IPython.utils.capture import capture_output
-from support import FAST
-from support import VMAP_CELL
+from support import FAST, VMAP_CELL
 
 from jitmagic import Comparison
 from jitmagic.frontends.widget import ordering_widget
 from jitmagic.measure.parts import orderings as orderingsmod
-from jitmagic.model.orderings import ORDERINGS
-from jitmagic.model.orderings import Orderings
+from jitmagic.model.orderings import ORDERINGS, Orderings
 from jitmagic.render.orderings import verdict
 
 

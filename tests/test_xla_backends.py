@@ -17,16 +17,12 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.profiler import ProfileData
-from jax.profiler import TraceAnnotation
+from jax.profiler import ProfileData, TraceAnnotation
 
 import jitmagic
 from jitmagic.backends import profile as compile_events
-from jitmagic.measure.parts.xla_passes import compiled_as_read
-from jitmagic.measure.parts.xla_passes import profiling
-from jitmagic.measure.parts.xla_passes import read_compile
-from jitmagic.model.causes.xla_passes import ProfiledCompile
-from jitmagic.model.causes.xla_passes import XlaPasses
+from jitmagic.measure.parts.xla_passes import compiled_as_read, profiling, read_compile
+from jitmagic.model.causes.xla_passes import ProfiledCompile, XlaPasses
 from jitmagic.render.causes.xla_passes import text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tpu-v5e"

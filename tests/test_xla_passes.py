@@ -17,21 +17,16 @@ import jax.numpy as jnp
 import pytest
 
 import jitmagic
-from jitmagic import Comparison
-from jitmagic import ReportSchemaError
+from jitmagic import Comparison, ReportSchemaError
 from jitmagic._compat import profiler_running
 from jitmagic.frontends.command import build_parser
-from jitmagic.measure.parts.xla_passes import REFUSED
-from jitmagic.measure.parts.xla_passes import add_xla_passes
+from jitmagic.measure.parts.xla_passes import REFUSED, add_xla_passes
 from jitmagic.measure.pipeline import variants_of
 from jitmagic.measure.sampling.stops import Checkpoint
-from jitmagic.model.causes.xla_passes import PassTime
-from jitmagic.model.causes.xla_passes import ProfiledCompile
-from jitmagic.model.causes.xla_passes import XlaPasses
+from jitmagic.model.causes.xla_passes import PassTime, ProfiledCompile, XlaPasses
 from jitmagic.options import Options
 from jitmagic.render.bundle import text as report_text
-from jitmagic.render.causes.xla_passes import HEADING
-from jitmagic.render.causes.xla_passes import nesting_sentence
+from jitmagic.render.causes.xla_passes import HEADING, nesting_sentence
 
 ONCE = {"repeat": 1, "number": 2, "quiet": True}
 #: Passes XLA's CPU compiler runs on every program (each in at least one pipeline).

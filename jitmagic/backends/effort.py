@@ -22,10 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import CPU
-from . import GPU
-from . import TPU
-from . import Backend
+from . import CPU, GPU, TPU, Backend
 
 #: The ``compiler_options`` whose value is one of JAX's effort levels (``jax_optimization_level``'s
 #: and ``jax_memory_fitting_level``'s ``"O0"``–``"O3"``), which XLA takes as a number.

@@ -44,8 +44,7 @@ def only_cpu() -> bool:
 
 def key() -> str:
     """What the answer is kept under: the :data:`RELEASES` and ``JAX_PLATFORMS``."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
     found = []
     for name in RELEASES:

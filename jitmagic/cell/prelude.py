@@ -11,15 +11,11 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._compat import backend_started
-from ..errors import InputError
-from ..errors import UserCodeError
-from ..errors import exit_before_call
-from ..errors import user_traceback
+from ..errors import InputError, UserCodeError, exit_before_call, user_traceback
 from ..model.notes import Ran
 
 #: Environment variables JAX or XLA read once, as jax is imported or its backend starts.

@@ -18,36 +18,22 @@ import jax
 import jax.numpy
 import numpy as np
 
-from ..errors import InputError
-from ..errors import UserCodeError
-from ..errors import exit_while_measured
+from ..errors import InputError, UserCodeError, exit_while_measured
 from ..interrupts import CtrlCHeld
-from ..measure.pipeline import Prepared
-from ..measure.pipeline import checkpoint
-from ..measure.pipeline import measure_prepared
-from ..measure.pipeline import variants_of
+from ..measure.pipeline import Prepared, checkpoint, measure_prepared, variants_of
 from ..measure.sampling import clocks
-from ..measure.sampling.stops import Checkpoint
-from ..measure.sampling.stops import Stop
-from ..measure.sweep import run_sweep
-from ..measure.sweep import unchanged_warning
+from ..measure.sampling.stops import Checkpoint, Stop
+from ..measure.sweep import run_sweep, unchanged_warning
 from ..model.comparison import Comparison
-from ..model.notes import Note
-from ..model.notes import Noted
-from ..model.notes import Ran
+from ..model.notes import Note, Noted, Ran
 from ..model.progress import Draw
-from ..model.sweep import Sweep
-from ..model.sweep import unchanged
+from ..model.sweep import Sweep, unchanged
 from ..options import Options
 from ..usercode import mine
 from . import source as cellmod
-from .effects import Watch
-from .effects import effects_undone
+from .effects import Watch, effects_undone
 from .prelude import user_raised
-from .provenance import read_baseline
-from .provenance import spell
-from .provenance import stamp
-from .provenance import with_baseline
+from .provenance import read_baseline, spell, stamp, with_baseline
 
 #: The warning of a result whose side effects were put back as Ctrl-C came.
 HELD = Ran("put_back_held")

@@ -12,13 +12,10 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputError
-from ..errors import did_you_mean
-from ..measure.variants.entry import check_callable
-from ..measure.variants.entry import entry_name
+from ..errors import InputError, did_you_mean
+from ..measure.variants.entry import check_callable, entry_name
 from ..usercode import user_file
-from .prelude import ends_in_call
-from .prelude import unguarded
+from .prelude import ends_in_call, unguarded
 
 USAGE = """\
 %%jitcompare [options]

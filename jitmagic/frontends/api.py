@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
-from collections.abc import Sequence
-from typing import Any
-from typing import cast
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
-from ..cell.provenance import entry_source
-from ..cell.provenance import read_baseline
-from ..cell.provenance import spell
-from ..cell.provenance import stamp
-from ..cell.provenance import with_baseline
+from ..cell.provenance import entry_source, read_baseline, spell, stamp, with_baseline
 from ..measure import pipeline
 from ..measure import sweep as sweeping
 from ..measure.parts import advice
@@ -23,10 +17,7 @@ from ..model.comparison import Comparison
 from ..model.progress import Draw
 from ..model.sweep import Sweep
 from ..options import Options
-from ..options.keywords import BASELINE
-from ..options.keywords import keywords_of
-from ..options.keywords import keywords_said
-from ..options.keywords import options_of
+from ..options.keywords import BASELINE, keywords_of, keywords_said, options_of
 from .stderr_progress import drawing
 
 #: Every option of ``compare`` but ``sweep`` (:func:`sweep`'s first arguments).

@@ -28,70 +28,49 @@ import os
 import shutil
 import sys
 from collections.abc import Callable
-from typing import Any
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from ..cell.prelude import late_settings
-from ..cell.prelude import run_prelude
+from ..cell.prelude import late_settings, run_prelude
 from ..cell.provenance import spell
-from ..errors import CannotWriteError
-from ..errors import InputError
-from ..errors import UserCodeError
-from ..errors import exit_after_measuring
+from ..errors import CannotWriteError, InputError, UserCodeError, exit_after_measuring
 from ..interrupts import held_while_importing
 from ..measure.children import Entry
-from ..measure.sampling import clocks
-from ..measure.sampling import fresh
-from ..measure.sampling.lockstep import LockstepError
-from ..measure.sampling.lockstep import current
-from ..measure.sampling.lockstep import with_others
-from ..measure.sampling.stops import ABANDONED
-from ..measure.sampling.stops import NO_RESULT
-from ..measure.sampling.stops import Checkpoint
+from ..measure.sampling import clocks, fresh
+from ..measure.sampling.lockstep import LockstepError, current, with_others
+from ..measure.sampling.stops import ABANDONED, NO_RESULT, Checkpoint
 from ..model.comparison import Comparison
 from ..model.sweep import Sweep
-from ..options import Options
-from ..options import argument_keywords
+from ..options import Options, argument_keywords
 from ..options.hints import with_option_hint
-from ..options.table import COMMAND
-from ..options.table import COMPARE
-from ..options.table import specs_for
-from ..render.bundle import at_a_glance
-from ..render.bundle import stopped_note
-from ..render.bundle import text
+from ..options.table import COMMAND, COMPARE, specs_for
+from ..render.bundle import at_a_glance, stopped_note, text
 from . import launcher
-from .saving import ABANDONED_SHOWING
-from .saving import Showing
-from .saving import check_endings
-from .saving import checked_reports
-from .saving import write_outputs
-from .saving import wrote
-from .script.crashes import staged
-from .script.crashes import supervised
-from .script.loading import check_compiles
-from .script.loading import check_shape
-from .script.loading import load_target
-from .script.loading import source_of
-from .script.process import Presses
-from .script.process import ctrl_c_ignored
-from .script.process import end_on_ctrl_c
-from .script.process import exit_now
-from .script.process import forgiving_stderr
-from .script.process import ignore_ctrl_c
-from .script.process import presses_counted
-from .script.process import safe_output
-from .script.process import show
+from .saving import ABANDONED_SHOWING, Showing, check_endings, checked_reports, write_outputs, wrote
+from .script.crashes import staged, supervised
+from .script.loading import check_compiles, check_shape, load_target, source_of
+from .script.process import (
+    Presses,
+    ctrl_c_ignored,
+    end_on_ctrl_c,
+    exit_now,
+    forgiving_stderr,
+    ignore_ctrl_c,
+    presses_counted,
+    safe_output,
+    show,
+)
 from .script.releases import show as show_releases
-from .statuses import CANNOT_WRITE
-from .statuses import ENDED_WELL
-from .statuses import INTERRUPTED
-from .statuses import MEASURED
-from .statuses import PARTIAL
-from .statuses import RAISED
-from .statuses import STARTING
-from .statuses import USAGE
-from .stderr_progress import drawing
-from .stderr_progress import progress_for
+from .statuses import (
+    CANNOT_WRITE,
+    ENDED_WELL,
+    INTERRUPTED,
+    MEASURED,
+    PARTIAL,
+    RAISED,
+    STARTING,
+    USAGE,
+)
+from .stderr_progress import drawing, progress_for
 
 DEMO_HTML = "jitmagic-demo.html"
 
@@ -319,8 +298,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     if launcher.join(started):  # --processes: before the file's arrays
         start = clocks.wall()  # the time the processes took to meet is not measured
     # imports jax, if the file did not
-    from ..cell.prepare import measure_source
-    from ..cell.prepare import parse
+    from ..cell.prepare import measure_source, parse
 
     cell = parse(source, filename)
     if prelude.ran:

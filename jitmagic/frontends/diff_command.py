@@ -17,20 +17,14 @@ import os
 import sys
 from collections.abc import Callable
 
-from ..model.diff import FAIL_RATIO
-from ..model.diff import Diff
-from ..model.diff import gate_ratio
+from ..model.diff import FAIL_RATIO, Diff, gate_ratio
 from ..model.ledger import LedgerDiff
 from ..model.reports.storage import diff_any
 from ..model.saved.schema import ReportSchemaError
-from ..render.diff import gate_failures
-from ..render.diff import gate_notes
-from ..render.diff import text
+from ..render.diff import gate_failures, gate_notes, text
 from ..render.ledger import diff_text as ledger_diff_text
 from .script.process import show
-from .statuses import MEASURED
-from .statuses import REGRESSED
-from .statuses import USAGE
+from .statuses import MEASURED, REGRESSED, USAGE
 
 EXIT_CODES = """\
 exit status:

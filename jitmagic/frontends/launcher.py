@@ -21,11 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .statuses import ENDED_WELL
-from .statuses import INTERRUPTED
-from .statuses import MEASURED
-from .statuses import RAISED
-from .statuses import killed_by
+from .statuses import ENDED_WELL, INTERRUPTED, MEASURED, RAISED, killed_by
 
 #: A child's place (:data:`ENV_FORM`), the launcher's pid, the file made once measured.
 ENV, LAUNCHER_ENV, MEASURED_ENV = "JITMAGIC_PROCESS", "JITMAGIC_LAUNCHER", "JITMAGIC_MEASURED"
@@ -73,8 +69,7 @@ def check_environment() -> str | None:
 
 
 def _check_timeout() -> None:
-    from ..measure.sampling.lockstep import TIMEOUT_ENV
-    from ..measure.sampling.lockstep import TIMEOUT_S
+    from ..measure.sampling.lockstep import TIMEOUT_ENV, TIMEOUT_S
 
     value = os.environ.get(TIMEOUT_ENV)
     if not value:

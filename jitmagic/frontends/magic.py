@@ -11,52 +11,38 @@ from collections.abc import Callable
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics
-from IPython.core.magic import line_cell_magic
-from IPython.core.magic import magics_class
-from IPython.core.magic_arguments import argument
-from IPython.core.magic_arguments import magic_arguments
-from IPython.core.magic_arguments import parse_argstring
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
 from ..cell import source as cellmod
-from ..cell.prepare import measure_source
-from ..cell.prepare import parse
-from ..errors import CannotWriteError
-from ..errors import InputError
-from ..errors import UserCodeError
+from ..cell.prepare import measure_source, parse
+from ..errors import CannotWriteError, InputError, UserCodeError
 from ..interrupts import CtrlCHeld
 from ..measure.children import Entry
 from ..measure.sampling import clocks
-from ..measure.sampling.stops import ABANDON_S
-from ..measure.sampling.stops import NO_RESULT
+from ..measure.sampling.stops import ABANDON_S, NO_RESULT
 from ..model.comparison import Comparison
 from ..model.ledger import Ledger
 from ..model.progress import Progress
-from ..model.reports.releases import Bisection
-from ..model.reports.releases import Releases
+from ..model.reports.releases import Bisection, Releases
 from ..model.sweep import Sweep
-from ..options import Options
-from ..options import argument_keywords
+from ..options import Options, argument_keywords
 from ..options.hints import with_option_hint
-from ..options.table import COMPARE
-from ..options.table import MAGIC
-from ..options.table import specs_for
-from ..render.bundle import bundle
-from ..render.bundle import stopped_note
-from ..render.bundle import text
-from ..render.bundle import with_note
+from ..options.table import COMPARE, MAGIC, specs_for
+from ..render.bundle import bundle, stopped_note, text, with_note
 from . import command
 from .cell_names import with_cell_names
-from .saving import ABANDONED_SHOWING
-from .saving import Showing
-from .saving import checked_reports
-from .saving import not_written
-from .saving import unquoted
-from .saving import write_outputs
-from .saving import wrote
-from .script.releases import LINE_FORM
-from .script.releases import of_cell
+from .saving import (
+    ABANDONED_SHOWING,
+    Showing,
+    checked_reports,
+    not_written,
+    unquoted,
+    write_outputs,
+    wrote,
+)
+from .script.releases import LINE_FORM, of_cell
 from .script.releases import present as present_releases
 from .stderr_progress import drawing
 

@@ -11,10 +11,8 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable
-from collections.abc import Generator
-from dataclasses import dataclass
-from dataclasses import field
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +20,8 @@ import pytest
 
 from ..errors import CannotWriteError
 from ..model.comparison import Comparison
-from ..model.diff import FAIL_RATIO
-from ..model.diff import Diff
-from ..model.diff import diff
-from ..model.diff import gate_ratio
-from ..model.reports.storage import as_comparison
-from ..model.reports.storage import save
+from ..model.diff import FAIL_RATIO, Diff, diff, gate_ratio
+from ..model.reports.storage import as_comparison, save
 from ..model.saved.files import check_target
 from ..model.saved.schema import ReportSchemaError
 from ..render.diff import gate_failures

@@ -7,18 +7,14 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-from collections.abc import Callable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CannotWriteError
-from ..errors import InputError
-from ..measure.sampling.stops import Checkpoint
-from ..measure.sampling.stops import StageInterrupted
+from ..errors import CannotWriteError, InputError
+from ..measure.sampling.stops import Checkpoint, StageInterrupted
 from ..model.advice import Advice
 from ..model.attribution import Attribution
 from ..model.comparison import Comparison
@@ -27,8 +23,7 @@ from ..model.lines import Lines
 from ..model.reports import storage
 from ..model.saved import files
 from ..model.sweep import Sweep
-from ..render.bundle import html_document
-from ..render.bundle import stopped_note
+from ..render.bundle import html_document, stopped_note
 from ..render.ledger import html_document as ledger_document
 from ..render.releases.trace import trace_json
 

@@ -7,8 +7,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..measure.sampling.lockstep import leads
 from ..model.progress import Progress

@@ -10,13 +10,10 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import display
 
-from ..model.orderings import TOGGLED
-from ..model.orderings import Orderings
+from ..model.orderings import TOGGLED, Orderings
 from ..render.charts.bars import orderings_figure
 from ..render.charts.phases import to_png
-from ..render.orderings import panel_html
-from ..render.orderings import panel_text
-from ..render.orderings import static_toggle
+from ..render.orderings import panel_html, panel_text, static_toggle
 
 
 def panel_output(o: Orderings, chosen: str) -> dict[str, Any]:

@@ -36,8 +36,7 @@ class Environment:
 
 def installed_version() -> str | None:
     """The JAX release of this process's Python, read without importing jax."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("jax")

@@ -6,62 +6,42 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-from collections.abc import Callable
-from collections.abc import Iterable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import jax
 
 from .. import backends
 from .._compat import missing
-from ..errors import InputError
-from ..errors import UserCodeError
+from ..errors import InputError, UserCodeError
 from ..model.comparison import Comparison
 from ..model.notes import Warned
 from ..model.parts import later_labels
 from ..model.progress import Draw
-from ..model.rows import FROM_STAGED
-from ..model.rows import VARIANTS
+from ..model.rows import FROM_STAGED, VARIANTS
 from ..model.stats import witness
-from ..model.stats.cold import COMPILE
-from ..model.stats.cold import cold_only
+from ..model.stats.cold import COMPILE, cold_only
 from ..model.stats.rule import difference
 from ..options import Options
-from ..options.keywords import misspelt_option
-from ..options.keywords import split_options
+from ..options.keywords import misspelt_option, split_options
 from ..usercode import mine
-from .discovery.bindings import one_measurement
-from .discovery.bindings import seconds_waited
-from .parts import add_parts
-from .parts import batches
+from .discovery.bindings import one_measurement, seconds_waited
+from .parts import add_parts, batches
 from .parts.run import PartRun
-from .sampling import clocks
-from .sampling import fresh
-from .sampling import lockstep
+from .sampling import clocks, fresh, lockstep
 from .sampling.monitor import CACHE_HIT_EVENT
 from .sampling.reporting import Reporter
-from .sampling.rounds import Rounds
-from .sampling.rounds import rounds_for
+from .sampling.rounds import Rounds, rounds_for
 from .sampling.runner import Sampler
-from .sampling.sharding import mesh_env
-from .sampling.sharding import sharding_report
+from .sampling.sharding import mesh_env, sharding_report
 from .sampling.stages import environment
-from .sampling.stops import Checkpoint
-from .sampling.stops import StageInterrupted
-from .sampling.stops import Stop
+from .sampling.stops import Checkpoint, StageInterrupted, Stop
 from .sampling.structure import same_compiled
 from .variants.build import build_variant
-from .variants.entry import binding_swaps
-from .variants.entry import plan_entry
-from .variants.entry import user_globals
+from .variants.entry import binding_swaps, plan_entry, user_globals
 from .variants.plan import check_nest
 from .variants.preflight import checked_nested
-from .variants.rows import Prepared
-from .variants.rows import Staged
-from .variants.rows import nothing_to_nest
-from .variants.rows import variant_results
-from .variants.rows import variant_sampler
+from .variants.rows import Prepared, Staged, nothing_to_nest, variant_results, variant_sampler
 
 
 def compare(fn: Callable, /, *args: Any, options: Options | None = None,

@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import InputError
-from ..errors import UserCodeError
+from ..errors import InputError, UserCodeError
 from ..model.comparison import Comparison
 from ..model.notes import Warned
 from ..model.progress import Draw
-from ..model.sweep import Sweep
-from ..model.sweep import unchanged
+from ..model.sweep import Sweep, unchanged
 from ..options import Options
 from ..options.keywords import split_options
 from ..usercode import mine
 from . import pipeline
-from .sampling import clocks
-from .sampling import stops
+from .sampling import clocks, stops
 from .variants.entry import entry_name
 
 

@@ -11,67 +11,45 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import Mesh
-from jax.sharding import NamedSharding
-from jax.sharding import PartitionSpec
-from jax.sharding import Sharding
-from jax.sharding import SingleDeviceSharding
+from jax.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 
 from ..backends import TPU
 from ..backends import target as tpu
-from ..errors import InputError
-from ..errors import UserCodeError
+from ..errors import InputError, UserCodeError
 from ..model.causes.effort import DEFAULT
 from ..model.comparison import Comparison
-from ..model.notes import Note
-from ..model.notes import Placed
+from ..model.notes import Note, Placed
 from ..model.progress import Finished
 from ..model.rows import PHASES
 from ..model.stats.cold import warm_runs
 from ..model.stats.rule import difference
-from ..model.stats.witness import CONTENTION_KEYS
-from ..model.stats.witness import CPU
-from ..model.target import ONE_DEVICE
-from ..model.target import REPLICATED
-from ..model.target import TARGET
-from ..model.target import YOURS
-from ..model.target import EffortRow
-from ..model.target import Memory
-from ..model.target import TargetCompile
-from ..model.target import TopologyRefused
-from ..model.target import compile_difference
-from ..model.target import target_clock
-from ..model.target import target_of
-from ..options import AUTO
-from ..options import Options
-from .children import Entry
-from .children import run_child
-from .children import stage
+from ..model.stats.witness import CONTENTION_KEYS, CPU
+from ..model.target import (
+    ONE_DEVICE,
+    REPLICATED,
+    TARGET,
+    YOURS,
+    EffortRow,
+    Memory,
+    TargetCompile,
+    TopologyRefused,
+    compile_difference,
+    target_clock,
+    target_of,
+)
+from ..options import AUTO, Options
+from .children import Entry, run_child, stage
 from .parts import add_parts
-from .parts.effort import MOST_EFFORT_ROUNDS
-from .parts.effort import baseline_of
-from .parts.effort import candidates
+from .parts.effort import MOST_EFFORT_ROUNDS, baseline_of, candidates
 from .parts.run import PartRun
-from .sampling import clocks
-from .sampling import contention
+from .sampling import clocks, contention
 from .sampling.monitor import Monitor
-from .sampling.rounds import Rounds
-from .sampling.rounds import rounds_for
-from .sampling.runner import ColdSample
-from .sampling.runner import Sampler
-from .sampling.stages import cold_jit
-from .sampling.stages import environment
-from .sampling.stages import staged_programs
-from .sampling.stages import timed_stage
-from .sampling.stops import Checkpoint
-from .sampling.stops import first_line
-from .sampling.structure import ProgramFacts
-from .sampling.structure import same_compiled
-from .sampling.structure import structure
-from .variants.rows import Prepared
-from .variants.rows import VariantSubject
-from .variants.rows import nothing_to_nest
-from .variants.rows import variant_results
+from .sampling.rounds import Rounds, rounds_for
+from .sampling.runner import ColdSample, Sampler
+from .sampling.stages import cold_jit, environment, staged_programs, timed_stage
+from .sampling.stops import Checkpoint, first_line
+from .sampling.structure import ProgramFacts, same_compiled, structure
+from .variants.rows import Prepared, VariantSubject, nothing_to_nest, variant_results
 
 
 def topology_devices(topology: tpu.Topology) -> list[Any]:

@@ -6,9 +6,7 @@ from dataclasses import dataclass
 
 from .saved import schema
 from .shown import Shown
-from .stats.witness import CPU
-from .stats.witness import WALL
-from .stats.witness import Clock
+from .stats.witness import CPU, WALL, Clock
 
 
 @dataclass(frozen=True)

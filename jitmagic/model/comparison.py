@@ -5,56 +5,39 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import parts as table
 from .advice import Advice
 from .attribution import Attribution
-from .causes.cause import Cause
-from .causes.cause import causes
+from .causes.cause import Cause, causes
 from .causes.constant_arguments import ConstantArguments
 from .causes.effort import Effort
 from .causes.second_start import SecondStart
 from .causes.xla_passes import XlaPasses
 from .lines import Lines
-from .notes import Noted
-from .notes import read_notes
-from .notes import said_in
+from .notes import Noted, read_notes, said_in
 from .orderings import Orderings
-from .rows import COLD_PHASES
-from .rows import FROM_EVENTS
-from .rows import OUTPUT_FIELDS
-from .rows import PHASES
-from .rows import STAGE_PHASES
-from .rows import VARIANTS
-from .rows import VariantResult
-from .rows import check_outputs
-from .rows import without_outputs
+from .rows import (
+    COLD_PHASES,
+    FROM_EVENTS,
+    OUTPUT_FIELDS,
+    PHASES,
+    STAGE_PHASES,
+    VARIANTS,
+    VariantResult,
+    check_outputs,
+    without_outputs,
+)
 from .saved import schema
 from .saved.schema import fail
-from .shown import Shown
-from .shown import renderer
-from .stats.cold import cold_only
-from .stats.cold import warm_runs
-from .stats.rule import INCONCLUSIVE
-from .stats.rule import Difference
-from .stats.rule import difference
-from .stats.rule import gap_withheld
+from .shown import Shown, renderer
+from .stats.cold import cold_only, warm_runs
+from .stats.rule import INCONCLUSIVE, Difference, difference, gap_withheld
 from .stats.verdicts import Verdict
-from .stats.witness import CPU
-from .stats.witness import FIRST_CALL
-from .stats.witness import Clock
-from .stats.witness import clock_for
-from .stats.witness import is_busy
-from .stats.witness import on
-from .stats.witness import under_ticks
-from .stats.witness import waited_share
-from .target import TARGET_COMPILE
-from .target import compile_difference
-from .target import target_clock
-from .target import target_of
+from .stats.witness import CPU, FIRST_CALL, Clock, clock_for, is_busy, on, under_ticks, waited_share
+from .target import TARGET_COMPILE, compile_difference, target_clock, target_of
 
 SCHEMA = "jitmagic.comparison/6"
 #: Schemas ``from_dict`` reads (a key an older one lacks reads as not measured).

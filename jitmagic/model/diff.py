@@ -5,38 +5,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from dataclasses import field
-from typing import Any
-from typing import Literal
-from typing import get_args
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
 
-from .causes.effort import COMPILE
-from .causes.effort import DEFAULT
-from .causes.effort import EXECUTE
-from .causes.effort import Effort
+from .causes.effort import COMPILE, DEFAULT, EXECUTE, Effort
 from .comparison import Comparison
-from .rows import PHASES
+from .rows import PHASES, VARIANTS
 from .rows import STRUCTURE as ROW_STRUCTURE
-from .rows import VARIANTS
-from .saved.schema import ReportSchemaError
-from .saved.schema import encode
-from .saved.schema import facts
-from .shown import Shown
-from .shown import worded
-from .shown import worded_as
-from .stats.rule import SLOWER
-from .stats.rule import Difference
-from .stats.rule import difference
-from .stats.rule import json_number
-from .stats.rule import median
-from .stats.witness import WALL
-from .stats.witness import Clock
-from .stats.witness import clock_for
-from .stats.witness import is_busy
-from .stats.witness import loads_differ
-from .stats.witness import on
-from .stats.witness import waited_share
+from .saved.schema import ReportSchemaError, encode, facts
+from .shown import Shown, worded, worded_as
+from .stats.rule import SLOWER, Difference, difference, json_number, median
+from .stats.witness import WALL, Clock, clock_for, is_busy, loads_differ, on, waited_share
 
 #: ``--fail-on-slower``'s default: a stage 20% slower, by the rule, is a regression.
 FAIL_RATIO = 1.2

@@ -4,13 +4,8 @@ reports' sentences load as they were."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
-from typing import Any
-from typing import ClassVar
-from typing import NamedTuple
-from typing import Self
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
 from .saved import schema
 from .saved.schema import fail

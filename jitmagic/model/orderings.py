@@ -6,24 +6,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .notes import Noted
-from .notes import read_notes
-from .notes import said_in
-from .rows import ORDERING_KEYS
-from .rows import OUTPUT_FIELDS
-from .rows import OrderingRow
-from .rows import check_outputs
-from .rows import without_outputs
+from .notes import Noted, read_notes, said_in
+from .rows import ORDERING_KEYS, OUTPUT_FIELDS, OrderingRow, check_outputs, without_outputs
 from .saved import schema
 from .saved.schema import fail
-from .stats.rule import INCONCLUSIVE
-from .stats.rule import Difference
-from .stats.rule import difference
-from .stats.rule import gap_withheld
+from .stats.rule import INCONCLUSIVE, Difference, difference, gap_withheld
 from .stats.verdicts import Verdict
-from .stats.witness import Clock
-from .stats.witness import clock_for
-from .stats.witness import on
+from .stats.witness import Clock, clock_for, on
 
 #: The two orderings the toggle switches between, then the two reference rows.
 ORDERINGS = ("jit(vmap(f))", "vmap(jit(f))", "vmap(f)", "jit(vmap(jit(f)))")

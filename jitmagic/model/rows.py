@@ -6,24 +6,15 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
-from dataclasses import field
-from typing import Any
-from typing import ClassVar
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
 
-from .notes import Noted
-from .notes import read_notes
-from .notes import said_in
+from .notes import Noted, read_notes, said_in
 from .saved import schema
 from .saved.schema import fail
 from .stats.cold import COLD_KEYS
-from .stats.rule import json_number
-from .stats.rule import median
-from .stats.rule import spread
-from .stats.witness import CONTENTION_KEYS
-from .stats.witness import FIRST_CALL
-from .stats.witness import cpu_key
+from .stats.rule import json_number, median, spread
+from .stats.witness import CONTENTION_KEYS, FIRST_CALL, cpu_key
 
 #: The timed phases of a variant, in pipeline order; the cold ones start from cleared caches.
 PHASES = ("trace_s", "lower_s", "compile_s", "first_call_s", "execute_s")

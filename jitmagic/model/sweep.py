@@ -7,31 +7,17 @@ import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
-from .comparison import PROVENANCE
-from .comparison import READABLE
-from .comparison import Comparison
-from .notes import Noted
-from .notes import read_notes
-from .notes import said_in
-from .notes import saved
-from .rows import PHASES
-from .rows import VARIANTS
+from .comparison import PROVENANCE, READABLE, Comparison
+from .notes import Noted, read_notes, said_in, saved
+from .rows import PHASES, VARIANTS
 from .saved import schema
 from .saved.schema import fail
-from .shown import Shown
-from .shown import renderer
+from .shown import Shown, renderer
 from .stats.rule import median
-from .stats.witness import CPU
-from .stats.witness import WALL
-from .stats.witness import Clock
-from .stats.witness import has_cpu
-from .stats.witness import is_busy
-from .stats.witness import on
-from .stats.witness import waited_share
+from .stats.witness import CPU, WALL, Clock, has_cpu, is_busy, on, waited_share
 
 SCHEMA = "jitmagic.sweep/3"
 #: The sweep schemas ``from_dict`` reads (/1 kept the provenance on every point).

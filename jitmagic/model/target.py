@@ -4,28 +4,17 @@ held in the comparison's ``env`` under :data:`TARGET`."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from collections.abc import Sequence
-from dataclasses import dataclass
-from dataclasses import field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from .notes import Noted
-from .notes import read_notes
-from .progress import ChildEnd
-from .progress import Said
+from .notes import Noted, read_notes
+from .progress import ChildEnd, Said
 from .rows import STAGE_PHASES as STAGES
 from .saved import schema
 from .stats.cold import cold_only
-from .stats.rule import Difference
-from .stats.rule import difference
-from .stats.witness import CPU
-from .stats.witness import WAIT
-from .stats.witness import WALL
-from .stats.witness import Clock
-from .stats.witness import clock_for
-from .stats.witness import is_busy
-from .stats.witness import on
+from .stats.rule import Difference, difference
+from .stats.witness import CPU, WAIT, WALL, Clock, clock_for, is_busy, on
 
 #: The key of the record in a comparison's ``env`` (where its numbers came from).
 TARGET = "target"

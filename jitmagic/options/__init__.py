@@ -9,11 +9,8 @@ from typing import Any
 
 from ..backends import target as tpu
 from ..errors import InputError
-from .table import COMPARE
-from .table import OPTION_SPECS
-from .table import OptionSpec
-from .values import ADVISE_FEWEST
-from .values import AUTO
+from .table import COMPARE, OPTION_SPECS, OptionSpec
+from .values import ADVISE_FEWEST, AUTO
 
 #: The parts ``--why`` turns on: every cause of a slow first call that has an option.
 WHY_PARTS = ("lines", "cache", "xla", "effort")

@@ -8,8 +8,7 @@ import re
 
 from .._compat import option_strings
 from .keywords import FRONT_END_ONLY
-from .table import MAGIC
-from .table import OPTION_SPECS
+from .table import MAGIC, OPTION_SPECS
 
 #: The command's options the magic does not take (said with why, where the magic is given one).
 COMMAND_FLAGS = frozenset(spec.flags[-1] for spec in OPTION_SPECS

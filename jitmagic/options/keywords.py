@@ -9,12 +9,10 @@ import os
 import re
 import textwrap
 from collections.abc import Iterable
-from typing import Any
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import InputError
-from . import Options
-from . import fields
+from . import Options, fields
 from .table import OPTION_SPECS
 
 

@@ -7,12 +7,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from ..backends import ACCELERATOR_BUDGET_S
-from ..backends import CPU
-from ..backends import FRESH_BUDGET_S
-from ..model.stats.rule import MAX_PAIRS
-from ..model.stats.rule import MAX_PAIRS_BUSY
-from ..model.stats.rule import MIN_PAIRS
+from ..backends import ACCELERATOR_BUDGET_S, CPU, FRESH_BUDGET_S
+from ..model.stats.rule import MAX_PAIRS, MAX_PAIRS_BUSY, MIN_PAIRS
 from . import values
 
 #: The tools (each with its command and Python function) and where one takes an option.

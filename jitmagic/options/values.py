@@ -11,11 +11,8 @@ import keyword
 import math
 import numbers
 import re
-from collections.abc import Callable
-from collections.abc import Iterable
-from typing import Any
-from typing import Protocol
-from typing import cast
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, cast
 
 from ..backends import target as tpu
 from ..errors import InputError

@@ -6,16 +6,13 @@ from typing import Any
 
 from ..model.advice import Advice
 from ..model.diff import Diff
-from ..model.ledger import Ledger
-from ..model.ledger import LedgerDiff
+from ..model.ledger import Ledger, LedgerDiff
 from ..model.notes import Note
-from ..model.shown import Shown
-from ..model.shown import register
+from ..model.shown import Shown, register
 from . import diff as _diff
 from . import ledger as _ledger
 from .attribution import advice_lines
-from .bundle import forms
-from .bundle import text
+from .bundle import forms, text
 from .causes.said import register_causes
 from .headlines import register_headlines
 from .ledger import diff_text as ledger_diff_text

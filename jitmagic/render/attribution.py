@@ -4,28 +4,13 @@ from __future__ import annotations
 
 import re
 
-from ..model.advice import Advice
-from ..model.advice import Candidate
+from ..model.advice import Advice, Candidate
 from ..model.attribution import Attribution
 from ..model.comparison import Comparison
-from ..model.stats.rule import FASTER
-from ..model.stats.rule import SLOWER
-from ..model.stats.units import cut_to
-from ..model.stats.units import fmt_s
-from ..model.stats.witness import CPU
-from ..model.stats.witness import WALL
-from ..model.stats.witness import Clock
-from .blocks import MAX_ITEMS
-from .blocks import Block
-from .blocks import Cell
-from .blocks import Code
-from .blocks import Image
-from .blocks import Para
-from .blocks import Table
-from .blocks import as_html
-from .blocks import as_text
-from .blocks import first
-from .blocks import more
+from ..model.stats.rule import FASTER, SLOWER
+from ..model.stats.units import cut_to, fmt_s
+from ..model.stats.witness import CPU, WALL, Clock
+from .blocks import MAX_ITEMS, Block, Cell, Code, Image, Para, Table, as_html, as_text, first, more
 from .comparison import partial
 from .drawing import bars_png
 

@@ -8,20 +8,15 @@ import os
 import re
 import shlex
 import textwrap
-from collections.abc import Callable
-from collections.abc import Iterable
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..model.comparison import Comparison
 from ..model.saved.schema import printable
-from ..model.stats.units import cut_to
-from ..model.stats.units import fmt_s
+from ..model.stats.units import cut_to, fmt_s
 from ..model.sweep import Sweep
 from ..options.table import MAGIC_ONLY
 

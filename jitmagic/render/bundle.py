@@ -4,77 +4,52 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from ..model import parts as table
-from ..model.causes.cause import SAVING
-from ..model.causes.cause import STAGE
-from ..model.causes.cause import Cause
+from ..model.causes.cause import SAVING, STAGE, Cause
 from ..model.comparison import Comparison
 from ..model.lines import Lines
-from ..model.rows import PHASES
-from ..model.rows import VARIANTS
+from ..model.rows import PHASES, VARIANTS
 from ..model.saved.schema import printable
-from ..model.stats.rule import INCONCLUSIVE
-from ..model.stats.rule import SAME
-from ..model.stats.rule import median
-from ..model.stats.units import counted
-from ..model.stats.units import fmt_s
+from ..model.stats.rule import INCONCLUSIVE, SAME, median
+from ..model.stats.units import counted, fmt_s
 from ..model.stats.verdicts import BUDGET
-from ..model.stats.witness import CPU
-from ..model.stats.witness import FIRST_CALL
-from ..model.stats.witness import WALL
-from ..model.stats.witness import on
+from ..model.stats.witness import CPU, FIRST_CALL, WALL, on
 from ..model.sweep import Sweep
 from ..model.target import target_of
-from . import attribution
-from . import lines
-from . import orderings
-from .blocks import Block
-from .blocks import Code
-from .blocks import Image
-from .blocks import Para
-from .blocks import Table
-from .blocks import as_html
-from .blocks import as_text
-from .blocks import both
-from .blocks import first
-from .blocks import fold
-from .blocks import more
-from .blocks import prose
-from .blocks import sampled_line
-from .blocks import shown_name
-from .blocks import wrapped_to
-from .causes import constant_arguments
-from .causes import effort
-from .causes import second_start
-from .causes import xla_passes
+from . import attribution, lines, orderings
+from .blocks import (
+    Block,
+    Code,
+    Image,
+    Para,
+    Table,
+    as_html,
+    as_text,
+    both,
+    first,
+    fold,
+    more,
+    prose,
+    sampled_line,
+    shown_name,
+    wrapped_to,
+)
+from .causes import constant_arguments, effort, second_start, xla_passes
 from .causes.said import blocks as why_blocks
 from .causes.said import section as why_section
-from .comparison import html_summary
-from .comparison import notes
-from .comparison import outputs_said
-from .comparison import processes
-from .comparison import stage_ratio
-from .comparison import text_table
+from .comparison import html_summary, notes, outputs_said, processes, stage_ratio, text_table
 from .diff import html as diff_html
 from .diff import text as diff_text
 from .drawing import load_charts
 from .format import PHASE_LABELS
-from .headlines import comparison_headline
-from .headlines import helpers_named
+from .headlines import comparison_headline, helpers_named
 from .lines import html_table as lines_html
 from .lines import text as lines_text
-from .sweep import sweep_html
-from .sweep import sweep_text
+from .sweep import sweep_html, sweep_text
 from .target import section as target_section
-from .verdicts import clock_name
-from .verdicts import interval
-from .verdicts import say
-from .verdicts import times
-from .verdicts import undecided_reason
+from .verdicts import clock_name, interval, say, times, undecided_reason
 
 #: The most characters of one environment value the HTML page shows (``XLA_FLAGS`` is long).
 MAX_CHARS = 2000
@@ -82,8 +57,7 @@ MAX_CHARS = 2000
 def chart_png(c: Comparison | Sweep) -> bytes | None:
     """The result's chart as PNG bytes (the sweep chart for a sweep)."""
     load_charts()
-    from .charts.phases import phases_figure
-    from .charts.phases import to_png
+    from .charts.phases import phases_figure, to_png
     from .charts.sweep import sweep_figure
 
     if isinstance(c, Sweep):

@@ -3,61 +3,49 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from ..model.comparison import EXECUTE
-from ..model.comparison import Comparison
+from ..model.comparison import EXECUTE, Comparison
 from ..model.orderings import Orderings
-from ..model.rows import FROM_EVENTS
-from ..model.rows import PHASES
-from ..model.rows import STRUCTURE
-from ..model.rows import VARIANTS
-from ..model.stats.cold import COMPILE
-from ..model.stats.cold import WARM_SHARE
-from ..model.stats.cold import reference
-from ..model.stats.rule import INCONCLUSIVE
-from ..model.stats.rule import SAME
-from ..model.stats.units import fmt_ratio
-from ..model.stats.units import fmt_s
+from ..model.rows import FROM_EVENTS, PHASES, STRUCTURE, VARIANTS
+from ..model.stats.cold import COMPILE, WARM_SHARE, reference
+from ..model.stats.rule import INCONCLUSIVE, SAME
+from ..model.stats.units import fmt_ratio, fmt_s
 from ..model.stats.verdicts import Verdict
-from ..model.stats.witness import CPU
-from ..model.stats.witness import WALL
-from ..model.stats.witness import Clock
-from ..model.stats.witness import is_busy
-from ..model.stats.witness import on
+from ..model.stats.witness import CPU, WALL, Clock, is_busy, on
 from . import diff as _diff
-from .blocks import MAX_ITEMS
-from .blocks import Block
-from .blocks import Cell
-from .blocks import Code
-from .blocks import Details
-from .blocks import Heading
-from .blocks import Html
-from .blocks import Image
-from .blocks import Para
-from .blocks import Pre
-from .blocks import Strong
-from .blocks import Table
-from .blocks import as_html
-from .blocks import as_text
-from .blocks import first
-from .blocks import more
-from .blocks import provenance
-from .blocks import shown_name
-from .format import FIGURE_LABELS
-from .format import PHASE_LABELS
-from .format import REST_ROW
-from .format import fmt_count
-from .format import median_cell
-from .format import medians_of
-from .format import unmarked_clock
+from .blocks import (
+    MAX_ITEMS,
+    Block,
+    Cell,
+    Code,
+    Details,
+    Heading,
+    Html,
+    Image,
+    Para,
+    Pre,
+    Strong,
+    Table,
+    as_html,
+    as_text,
+    first,
+    more,
+    provenance,
+    shown_name,
+)
+from .format import (
+    FIGURE_LABELS,
+    PHASE_LABELS,
+    REST_ROW,
+    fmt_count,
+    median_cell,
+    medians_of,
+    unmarked_clock,
+)
 from .headlines import not_run
 from .notes.helpers import listed
-from .verdicts import OUTCOME
-from .verdicts import interval_ends
-from .verdicts import stated
-from .verdicts import waited
+from .verdicts import OUTCOME, interval_ends, stated, waited
 
 
 def _ratio_cell(c: Comparison, phase: str, clock: Clock = WALL) -> str:

@@ -2,47 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..model.diff import LARGER
-from ..model.diff import LOADS_DIFFER
-from ..model.diff import NESTS_DIFFER
-from ..model.diff import NOT_JUDGED
-from ..model.diff import SAME_SIZE
-from ..model.diff import SMALLER
-from ..model.diff import Apart
-from ..model.diff import Diff
-from ..model.diff import EffortDiff
-from ..model.diff import Figure
-from ..model.diff import Reason
-from ..model.diff import StageDiff
-from ..model.diff import StructureDiff
+from ..model.diff import (
+    LARGER,
+    LOADS_DIFFER,
+    NESTS_DIFFER,
+    NOT_JUDGED,
+    SAME_SIZE,
+    SMALLER,
+    Apart,
+    Diff,
+    EffortDiff,
+    Figure,
+    Reason,
+    StageDiff,
+    StructureDiff,
+)
 from ..model.shown import register
-from ..model.stats.rule import FASTER
-from ..model.stats.rule import SAME
-from ..model.stats.rule import SLOWER
-from ..model.stats.units import counted
-from ..model.stats.units import fmt_ratio
-from ..model.stats.units import fmt_s
-from ..model.stats.witness import CPU
-from ..model.stats.witness import is_busy
-from .blocks import Block
-from .blocks import Heading
-from .blocks import Html
-from .blocks import Para
-from .blocks import Table
-from .blocks import answer_first
-from .format import FIGURE_LABELS
-from .format import PHASE_LABELS
-from .format import verdict_ratio
-from .verdicts import OUTCOME
-from .verdicts import clock_name
-from .verdicts import cpu_mark
+from ..model.stats.rule import FASTER, SAME, SLOWER
+from ..model.stats.units import counted, fmt_ratio, fmt_s
+from ..model.stats.witness import CPU, is_busy
+from .blocks import Block, Heading, Html, Para, Table, answer_first
+from .format import FIGURE_LABELS, PHASE_LABELS, verdict_ratio
+from .verdicts import OUTCOME, clock_name, cpu_mark, waited
 from .verdicts import stage_interval as interval
 from .verdicts import stage_said as said
-from .verdicts import waited
 
 HEADER = ("variant", "phase", "NEW/OLD", "interval", "NEW is")
 STRUCTURE_HEADER = ("variant", "figure", "OLD", "NEW", "NEW/OLD", "NEW is")

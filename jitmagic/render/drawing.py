@@ -13,15 +13,19 @@ def load_charts() -> None:
     """Import what drawing a chart imports, whole, so a Ctrl-C comes after the import."""
     with interrupts_held():
         import matplotlib.backends.backend_agg  # noqa: F401
-        from PIL import BmpImagePlugin  # noqa: F401
-        from PIL import GifImagePlugin  # noqa: F401
-        from PIL import JpegImagePlugin  # noqa: F401
-        from PIL import PpmImagePlugin  # noqa: F401
+        from PIL import (
+            BmpImagePlugin,  # noqa: F401
+            GifImagePlugin,  # noqa: F401
+            JpegImagePlugin,  # noqa: F401
+            PpmImagePlugin,  # noqa: F401
+        )
 
-        from .charts import bars  # noqa: F401
-        from .charts import phases  # noqa: F401
-        from .charts import releases  # noqa: F401
-        from .charts import sweep  # noqa: F401
+        from .charts import (
+            bars,  # noqa: F401
+            phases,  # noqa: F401
+            releases,  # noqa: F401
+            sweep,  # noqa: F401
+        )
 
 
 def bars_png(record: Attribution | Orderings | Effort | None, plot: bool = True) -> bytes | None:

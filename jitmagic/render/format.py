@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model.stats.rule import INCONCLUSIVE
-from ..model.stats.rule import SAME
-from ..model.stats.rule import Difference
-from ..model.stats.rule import median
-from ..model.stats.rule import spread
-from ..model.stats.units import fmt_ratio
-from ..model.stats.units import fmt_s
+from ..model.stats.rule import INCONCLUSIVE, SAME, Difference, median, spread
+from ..model.stats.units import fmt_ratio, fmt_s
 from .blocks import Cell
 from .verdicts import OUTCOME
 

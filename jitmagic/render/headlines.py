@@ -7,35 +7,26 @@ from collections.abc import Sequence
 
 from ..model.causes.cause import Compared
 from ..model.comparison import Comparison
-from ..model.orderings import TOGGLED
-from ..model.orderings import Orderings
-from ..model.rows import VARIANTS
-from ..model.rows import OrderingRow
+from ..model.orderings import TOGGLED, Orderings
+from ..model.rows import VARIANTS, OrderingRow
 from ..model.shown import register
-from ..model.stats.rule import INCONCLUSIVE
-from ..model.stats.rule import SAME
-from ..model.stats.rule import Difference
-from ..model.stats.rule import median
-from ..model.stats.units import counted
-from ..model.stats.units import fmt_s
-from ..model.stats.verdicts import BUDGET
-from ..model.stats.verdicts import Verdict
-from ..model.stats.witness import CPU
-from ..model.stats.witness import FIRST_CALL
-from ..model.stats.witness import WALL
-from ..model.stats.witness import Clock
-from ..model.stats.witness import on
+from ..model.stats.rule import INCONCLUSIVE, SAME, Difference, median
+from ..model.stats.units import counted, fmt_s
+from ..model.stats.verdicts import BUDGET, Verdict
+from ..model.stats.witness import CPU, FIRST_CALL, WALL, Clock, on
 from ..model.sweep import Sweep
 from ..model.target import target_of
 from .target import headline as target_headline
-from .verdicts import OUTCOME
-from .verdicts import inconclusive_part
-from .verdicts import interval
-from .verdicts import say
-from .verdicts import times
-from .verdicts import undecided_reason
-from .verdicts import verb
-from .verdicts import with_interval
+from .verdicts import (
+    OUTCOME,
+    inconclusive_part,
+    interval,
+    say,
+    times,
+    undecided_reason,
+    verb,
+    with_interval,
+)
 
 #: The stages that explain a first call, with the words the verdict uses for them.
 STAGES = (("trace_s", "trace"), ("lower_s", "lower"), ("compile_s", "XLA compile"))

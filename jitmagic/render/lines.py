@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from ..model.comparison import Comparison
-from ..model.lines import CONSTANT_BYTES
-from ..model.lines import HELPER_SHARE
-from ..model.lines import LineRow
-from ..model.lines import Lines
-from ..model.lines import LineTable
-from ..model.lines import LoopCall
+from ..model.lines import CONSTANT_BYTES, HELPER_SHARE, LineRow, Lines, LineTable, LoopCall
 from ..model.saved.schema import printable
 from ..model.shown import register
-from ..model.stats.units import counted
-from ..model.stats.units import fmt_bytes
-from ..model.stats.units import fmt_s
+from ..model.stats.units import counted, fmt_bytes, fmt_s
 from .blocks import fitted
 
 #: Rows shown per table at most (text and HTML alike).

@@ -2,42 +2,31 @@
 
 from __future__ import annotations
 
-from ..model.orderings import EXECUTE
-from ..model.orderings import ORDERINGS
-from ..model.orderings import REFERENCE
-from ..model.orderings import TOGGLED
-from ..model.orderings import Orderings
+from ..model.orderings import EXECUTE, ORDERINGS, REFERENCE, TOGGLED, Orderings
 from ..model.rows import OrderingRow
 from ..model.stats.rule import median
-from ..model.stats.units import counted
-from ..model.stats.units import fmt_ratio
-from ..model.stats.units import fmt_s
-from ..model.stats.witness import CPU
-from ..model.stats.witness import Clock
-from ..model.stats.witness import on
+from ..model.stats.units import counted, fmt_ratio, fmt_s
+from ..model.stats.witness import CPU, Clock, on
 from . import comparison
-from .blocks import Block
-from .blocks import Cell
-from .blocks import Code
-from .blocks import Details
-from .blocks import Heading
-from .blocks import Html
-from .blocks import Image
-from .blocks import Para
-from .blocks import Pre
-from .blocks import Table
-from .blocks import as_html
-from .blocks import as_text
-from .blocks import part_section
-from .blocks import switch
+from .blocks import (
+    Block,
+    Cell,
+    Code,
+    Details,
+    Heading,
+    Html,
+    Image,
+    Para,
+    Pre,
+    Table,
+    as_html,
+    as_text,
+    part_section,
+    switch,
+)
 from .drawing import bars_png
-from .format import fmt_count
-from .format import fmt_spread
-from .format import marked_ratio
-from .format import medians_of
-from .format import unmarked_clock
-from .verdicts import clock_name
-from .verdicts import cpu_mark
+from .format import fmt_count, fmt_spread, marked_ratio, medians_of, unmarked_clock
+from .verdicts import clock_name, cpu_mark
 
 COLUMNS = ("ordering", "first call", "per call", "per call / jit(vmap(f))", "JAX compiles",
            "jaxpr eqns", "StableHLO bytes", "same program")

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import signal
 
-from ..model.progress import CouldNotStart
-from ..model.progress import Crashed
-from ..model.progress import EndedEarly
-from ..model.progress import Failed
-from ..model.progress import Finished
-from ..model.progress import Progress
-from ..model.progress import TimedOut
+from ..model.progress import (
+    CouldNotStart,
+    Crashed,
+    EndedEarly,
+    Failed,
+    Finished,
+    Progress,
+    TimedOut,
+)
 from ..model.shown import register
 from ..model.stats.units import fmt_s
 from ..model.target import TopologyRefused

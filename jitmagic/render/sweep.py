@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
-from ..model.rows import PHASES
-from ..model.rows import VARIANTS
+from ..model.rows import PHASES, VARIANTS
 from ..model.stats.units import fmt_s
 from ..model.stats.witness import CPU
-from ..model.sweep import Sweep
-from ..model.sweep import Trend
-from ..model.sweep import clock_of
-from ..model.sweep import exponents
-from ..model.sweep import medians
-from ..model.sweep import trends
-from ..model.sweep import unchanged
-from .blocks import MAX_ITEMS
-from .blocks import Block
-from .blocks import Code
-from .blocks import Heading
-from .blocks import Html
-from .blocks import Image
-from .blocks import Para
-from .blocks import Pre
-from .blocks import Table
-from .blocks import answer_first
-from .blocks import first
-from .blocks import more
-from .blocks import provenance
-from .blocks import shown_name
+from ..model.sweep import Sweep, Trend, clock_of, exponents, medians, trends, unchanged
+from .blocks import (
+    MAX_ITEMS,
+    Block,
+    Code,
+    Heading,
+    Html,
+    Image,
+    Para,
+    Pre,
+    Table,
+    answer_first,
+    first,
+    more,
+    provenance,
+    shown_name,
+)
 from .comparison import partial
 from .format import fmt_exponent
 

@@ -8,51 +8,38 @@ from collections.abc import Iterator
 from ..backends.target import calibration
 from ..model.comparison import Comparison
 from ..model.notes import said as notes_said
-from ..model.progress import Crashed
-from ..model.progress import Failed
-from ..model.progress import TimedOut
+from ..model.progress import Crashed, Failed, TimedOut
 from ..model.rows import VARIANTS
 from ..model.stats.cold import cold_only
-from ..model.stats.rule import INCONCLUSIVE
-from ..model.stats.rule import SAME
-from ..model.stats.rule import Difference
-from ..model.stats.rule import difference
-from ..model.stats.rule import median
-from ..model.stats.units import counted
-from ..model.stats.units import fmt_bytes
-from ..model.stats.units import fmt_ratio
-from ..model.stats.units import fmt_s
-from ..model.stats.witness import CPU
-from ..model.stats.witness import WALL
-from ..model.stats.witness import Clock
-from ..model.stats.witness import on
-from ..model.target import ONE_DEVICE
-from ..model.target import REPLICATED
-from ..model.target import STAGES
-from ..model.target import TargetCompile
-from ..model.target import TopologyRefused
-from ..model.target import compile_difference
-from ..model.target import stage_difference
-from ..model.target import to_compiled
-from ..model.target import waited_share
-from .blocks import Block
-from .blocks import Cell
-from .blocks import Code
-from .blocks import Details
-from .blocks import Heading
-from .blocks import Html
-from .blocks import Para
-from .blocks import Pre
-from .blocks import Table
-from .blocks import answer_first
-from .blocks import provenance
-from .format import PHASE_LABELS
-from .format import median_cell
-from .verdicts import OUTCOME
-from .verdicts import interval_ends
-from .verdicts import judged
-from .verdicts import undecided_reason
-from .verdicts import waited
+from ..model.stats.rule import INCONCLUSIVE, SAME, Difference, difference, median
+from ..model.stats.units import counted, fmt_bytes, fmt_ratio, fmt_s
+from ..model.stats.witness import CPU, WALL, Clock, on
+from ..model.target import (
+    ONE_DEVICE,
+    REPLICATED,
+    STAGES,
+    TargetCompile,
+    TopologyRefused,
+    compile_difference,
+    stage_difference,
+    to_compiled,
+    waited_share,
+)
+from .blocks import (
+    Block,
+    Cell,
+    Code,
+    Details,
+    Heading,
+    Html,
+    Para,
+    Pre,
+    Table,
+    answer_first,
+    provenance,
+)
+from .format import PHASE_LABELS, median_cell
+from .verdicts import OUTCOME, interval_ends, judged, undecided_reason, waited
 
 #: What the table says where a figure needs the device.
 NOT_MEASURABLE = "not measurable: nothing runs without the TPU"

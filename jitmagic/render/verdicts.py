@@ -4,24 +4,19 @@ from __future__ import annotations
 
 import math
 
-from ..model.diff import NOT_JUDGED
-from ..model.diff import StageDiff
-from ..model.stats.rule import FASTER
-from ..model.stats.rule import INCONCLUSIVE
-from ..model.stats.rule import MAX_PAIRS
-from ..model.stats.rule import MAX_PAIRS_BUSY
-from ..model.stats.rule import SAME
-from ..model.stats.rule import SLOWER
-from ..model.stats.rule import Difference
-from ..model.stats.units import counted
-from ..model.stats.units import fmt_ratio
-from ..model.stats.units import ratio_figures
-from ..model.stats.verdicts import BUDGET
-from ..model.stats.verdicts import MOST_ROUNDS
-from ..model.stats.witness import BUSY_SHARE
-from ..model.stats.witness import CPU
-from ..model.stats.witness import WALL
-from ..model.stats.witness import Clock
+from ..model.diff import NOT_JUDGED, StageDiff
+from ..model.stats.rule import (
+    FASTER,
+    INCONCLUSIVE,
+    MAX_PAIRS,
+    MAX_PAIRS_BUSY,
+    SAME,
+    SLOWER,
+    Difference,
+)
+from ..model.stats.units import counted, fmt_ratio, ratio_figures
+from ..model.stats.verdicts import BUDGET, MOST_ROUNDS
+from ..model.stats.witness import BUSY_SHARE, CPU, WALL, Clock
 
 #: The one word of each of the rule's four outcomes, in every verdict, table and chart.
 OUTCOME = {FASTER: "faster", SLOWER: "slower", SAME: "no measurable difference",

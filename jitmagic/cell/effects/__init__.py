@@ -11,22 +11,15 @@ import functools
 import importlib
 import os
 import sys
-from collections.abc import Callable
-from collections.abc import Collection
-from collections.abc import Iterator
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...model.notes import Note
-from ...model.notes import PutBack
-from . import names
-from . import settings
-from .watch import NOT_THE_CELLS
-from .watch import Watch
+from ...model.notes import Note, PutBack
+from . import names, settings
+from .watch import NOT_THE_CELLS, Watch
 
 __all__ = ["NOT_THE_CELLS", "Watch", "effects_undone"]
 

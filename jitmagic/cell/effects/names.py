@@ -8,18 +8,14 @@ import re
 import sys
 import threading
 import types
-from collections.abc import Callable
-from collections.abc import Collection
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import jax
 
-from ...model.notes import Note
-from ...model.notes import PutBack
+from ...model.notes import Note, PutBack
 from ...usercode import user_file
-from .watch import Noting
-from .watch import unwrap
+from .watch import Noting, unwrap
 
 #: The modules whose names a cell most often patches (``jnp.sin = ...``).
 WATCHED_MODULES = ("jax", "jax.numpy", "jax.nn", "jax.lax", "jax.random", "numpy")

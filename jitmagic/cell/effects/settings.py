@@ -15,27 +15,22 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable
-from collections.abc import Collection
-from collections.abc import Mapping
-from collections.abc import MutableMapping
+from collections.abc import Callable, Collection, Mapping, MutableMapping
 from typing import Any
 
 import numpy as np
 
-from ..._compat import add_filter_hook
-from ..._compat import backend_started
-from ..._compat import filters_mutated
-from ..._compat import monitoring_lists
-from ..._compat import set_add_filter_hook
-from ...model.notes import Note
-from ...model.notes import PutBack
-from ...usercode import called_by_user
-from ...usercode import user_file
+from ..._compat import (
+    add_filter_hook,
+    backend_started,
+    filters_mutated,
+    monitoring_lists,
+    set_add_filter_hook,
+)
+from ...model.notes import Note, PutBack
+from ...usercode import called_by_user, user_file
 from ..prelude import JAX_ENVIRONMENT
-from .watch import Noting
-from .watch import differs
-from .watch import unwrap
+from .watch import Noting, differs, unwrap
 
 # --- matplotlib: figures and rcParams ------------------------------------------------
 

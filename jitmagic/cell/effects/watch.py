@@ -6,10 +6,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ...model.notes import Note
-from ...model.notes import PutBack
-from ...model.progress import Draw
-from ...model.progress import Progress
+from ...model.notes import Note, PutBack
+from ...model.progress import Draw, Progress
 
 #: What a row's ``label`` makes of one of its keys: (the row, the key's name).
 Label = Callable[[Any], tuple[str, str]]

@@ -10,19 +10,10 @@ import sys
 from typing import Any
 
 from ...measure import children
-from ...model.progress import Crashed
-from ...model.progress import EndedEarly
-from ...model.progress import Finished
-from ...model.progress import Progress
-from ...render.progress import WATCHED_LOST
-from ...render.progress import crash_report
-from ...render.progress import ended_early
-from ...render.progress import position
+from ...model.progress import Crashed, EndedEarly, Finished, Progress
+from ...render.progress import WATCHED_LOST, crash_report, ended_early, position
 from .. import launcher
-from ..statuses import INTERRUPTED
-from ..statuses import RAISED
-from ..statuses import STARTING
-from ..statuses import killed_by
+from ..statuses import INTERRUPTED, RAISED, STARTING, killed_by
 
 #: The command's first words that run in its own process.
 UNWATCHED = ("diff",)

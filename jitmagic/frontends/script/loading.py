@@ -12,8 +12,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ...cell.prelude import ends_in_call
-from ...cell.prelude import unguarded
+from ...cell.prelude import ends_in_call, unguarded
 from ...errors import InputError
 
 

@@ -13,8 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ...measure import children
 from ...measure.sampling.stops import ABANDON_S

@@ -15,40 +15,29 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import InputError
-from ...measure.children import Entry
-from ...measure.children import run_child
-from ...measure.environments import CURRENT
-from ...measure.environments import OLDEST
-from ...measure.environments import cache_root
-from ...measure.environments import environment
-from ...measure.environments import folder_of
-from ...measure.environments import in_order
-from ...measure.environments import installed_version
-from ...measure.environments import ready
-from ...measure.environments import served
-from ...measure.environments import too_old
+from ...measure.children import Entry, run_child
+from ...measure.environments import (
+    CURRENT,
+    OLDEST,
+    cache_root,
+    environment,
+    folder_of,
+    in_order,
+    installed_version,
+    ready,
+    served,
+    too_old,
+)
 from ...model.comparison import Comparison
-from ...model.progress import Finished
-from ...model.progress import TimedOut
-from ...model.reports.releases import Bisection
-from ...model.reports.releases import NotInstalled
-from ...model.reports.releases import ReleaseResult
-from ...model.reports.releases import Releases
-from ...model.reports.releases import bisect
+from ...model.progress import Finished, TimedOut
+from ...model.reports.releases import Bisection, NotInstalled, ReleaseResult, Releases, bisect
 from ...model.saved import files
 from ...options.table import MAGIC_ONLY
-from ...render.releases import html_document
-from ...render.releases import text
+from ...render.releases import html_document, text
 from ...render.releases.trace import trace_json
-from ..saving import check_endings
-from ..saving import checked_path
-from ..saving import write_report
-from ..saving import wrote
-from ..statuses import MEASURED
-from ..statuses import PARTIAL
-from .loading import check_shape
-from .loading import read_source
-from .loading import script_path
+from ..saving import check_endings, checked_path, write_report, wrote
+from ..statuses import MEASURED, PARTIAL
+from .loading import check_shape, read_source, script_path
 
 #: What the line form says to ``--jax``.
 LINE_FORM = ("%jitcompare --jax measures objects of earlier cells, which another release's "

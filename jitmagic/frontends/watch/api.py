@@ -6,25 +6,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ...errors import InputError
-from ...errors import RecompiledError
+from ...errors import InputError, RecompiledError
 from ...measure.watch.recorder import Recorder
-from ...model.ledger import Gate
-from ...model.ledger import Ledger
+from ...model.ledger import Gate, Ledger
 from ...model.ledger.compiles import Compile
 from ...model.saved.schema import printable
-from ...render.ledger import gate_failures
-from ...render.ledger import text
+from ...render.ledger import gate_failures, text
 from ..cell_names import with_cell_names
-from ..saving import check_endings
-from ..saving import checked_path
-from ..saving import distinct
-from ..saving import write_outputs
+from ..saving import check_endings, checked_path, distinct, write_outputs
 from .live import Live
 
 

@@ -11,24 +11,13 @@ import os
 import runpy
 import sys
 
-from ...errors import CannotWriteError
-from ...errors import InputError
-from ...errors import user_traceback
-from ...model.ledger import Gate
-from ...model.ledger import Ledger
+from ...errors import CannotWriteError, InputError, user_traceback
+from ...model.ledger import Gate, Ledger
 from ...options import argument_keywords
-from ...options.table import COMMAND
-from ...options.table import WATCH
-from ...options.table import specs_for
+from ...options.table import COMMAND, WATCH, specs_for
 from ...render.ledger import text
-from ..statuses import CANNOT_WRITE
-from ..statuses import INTERRUPTED
-from ..statuses import MEASURED
-from ..statuses import RAISED
-from ..statuses import REGRESSED
-from ..statuses import USAGE
-from .live import Live
-from .live import write
+from ..statuses import CANNOT_WRITE, INTERRUPTED, MEASURED, RAISED, REGRESSED, USAGE
+from .live import Live, write
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,20 +14,13 @@ import sys
 from types import TracebackType
 from typing import Any
 
-from jitmagic_watch import NOT_APPLIED
-from jitmagic_watch import START_DIR
+from jitmagic_watch import NOT_APPLIED, START_DIR, fail_at_exit, say
 from jitmagic_watch import end as _end
-from jitmagic_watch import fail_at_exit
-from jitmagic_watch import say
 
 from ...errors import InputError
-from ...options.table import COMMAND
-from ...options.table import WATCH
-from ...options.table import specs_for
-from ..statuses import CANNOT_WRITE
-from ..statuses import REGRESSED
-from .live import Live
-from .live import write
+from ...options.table import COMMAND, WATCH, specs_for
+from ..statuses import CANNOT_WRITE, REGRESSED
+from .live import Live, write
 
 #: The variable: ``1``, ``0`` (off) or the options, ``fail_after_warmup=1,save=l.json``.
 VARIABLE = "JITMAGIC_WATCH"
@@ -140,8 +133,7 @@ def _start() -> None:
     if getattr(main, "name", "").startswith("jitmagic."):  # python -m jitmagic (watch):
         return                                              # it measures by itself
     from ...errors import CannotWriteError
-    from .api import checked
-    from .api import watched
+    from .api import checked, watched
 
     try:  # the paths checked as the command's
         gate, paths = checked(state.options.get("--fail-after-warmup"),

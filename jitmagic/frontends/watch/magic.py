@@ -8,32 +8,22 @@ import ast
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics
-from IPython.core.magic import line_cell_magic
-from IPython.core.magic import magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ...cell.source import as_numbered
-from ...errors import CannotWriteError
-from ...errors import InputError
-from ...errors import RecompiledError
+from ...errors import CannotWriteError, InputError, RecompiledError
 from ...model.ledger import Ledger
-from ...options.table import MAGIC
-from ...options.table import WATCH
-from ...options.table import specs_for
-from ...render.ledger import bundle
-from ...render.ledger import text
-from ..magic import CellInterrupted
-from ..magic import NotebookProgress
-from ..magic import options_of
-from ..magic import parsed_line
-from ..magic import present
-from ..magic import shown_in_this_cell
-from .api import check_gate
-from .api import checked
-from .api import named_compile
-from .api import watched
-from .api import with_cell_names
-from .api import wrote
+from ...options.table import MAGIC, WATCH, specs_for
+from ...render.ledger import bundle, text
+from ..magic import (
+    CellInterrupted,
+    NotebookProgress,
+    options_of,
+    parsed_line,
+    present,
+    shown_in_this_cell,
+)
+from .api import check_gate, checked, named_compile, watched, with_cell_names, wrote
 from .live import Live
 
 #: What a Ctrl-C in the watched cell says, in its one line.

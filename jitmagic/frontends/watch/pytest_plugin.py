@@ -5,8 +5,7 @@ only the block. The marker's gate is what it was given (none: ``fail_after_warmu
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
@@ -27,9 +26,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     marker = item.get_closest_marker(MARKER)
     if marker is None:
         return (yield)
-    from ...options.table import COMMAND
-    from ...options.table import WATCH
-    from ...options.table import specs_for
+    from ...options.table import COMMAND, WATCH, specs_for
     from .api import watch
 
     if marker.args:

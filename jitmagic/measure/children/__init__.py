@@ -18,21 +18,21 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from collections.abc import Iterator
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...model.progress import ChildEnd
-from ...model.progress import CouldNotStart
-from ...model.progress import Crashed
-from ...model.progress import EndedEarly
-from ...model.progress import Failed
-from ...model.progress import Finished
-from ...model.progress import TimedOut
-from ...model.progress import fatal_of
+from ...model.progress import (
+    ChildEnd,
+    CouldNotStart,
+    Crashed,
+    EndedEarly,
+    Failed,
+    Finished,
+    TimedOut,
+    fatal_of,
+)
 
 #: The variables :mod:`.boot` reads: the stage file, and the parent's process id.
 STAGE_ENV, PARENT_ENV = "JITMAGIC_CHILD_STAGE", "JITMAGIC_CHILD_PARENT"

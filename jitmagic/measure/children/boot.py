@@ -15,8 +15,7 @@ import sys
 from typing import Any
 
 from .. import children
-from . import PARENT_ENV
-from . import STAGE_ENV
+from . import PARENT_ENV, STAGE_ENV
 
 
 def _die_with_parent() -> None:

@@ -7,8 +7,7 @@ import functools
 import threading
 import time
 import types
-from collections.abc import Callable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any

@@ -7,15 +7,11 @@ import functools
 import os
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..sampling.structure import distinct_jaxprs
-from ..sampling.structure import sub_jaxprs
-from ..sampling.structure import traceback_codes
-from .found import held_values
-from .found import user_frames
+from ..sampling.structure import distinct_jaxprs, sub_jaxprs, traceback_codes
+from .found import held_values, user_frames
 
 
 @dataclass

@@ -11,10 +11,8 @@ import os
 import sys
 import types
 import warnings
-from collections.abc import Callable
-from collections.abc import Iterable
-from dataclasses import dataclass
-from dataclasses import field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
@@ -24,31 +22,24 @@ from ...model.notes import Inline
 from ...usercode import PACKAGE_DIR
 from ..calls.arguments import holds_arrays
 from ..sampling.structure import distinct_jaxprs
-from .bindings import Binding
-from .bindings import swapped
-from .call_graph import CallGraph
-from .call_graph import Calls
-from .call_graph import Held
-from .call_graph import _position
-from .call_graph import held_functions
-from .call_graph import kernel_bodies
-from .call_graph import read_calls
-from .found import Discovery
-from .found import Found
-from .found import UserFunctions
-from .found import as_called
-from .found import closure_values
-from .found import code_of
-from .found import function_of
-from .found import functions_of
-from .found import global_bindings
-from .found import helper_name
-from .found import names_written
-from .found import sourceless_codes
-from .found import unique_names
-from .live_objects import Live
-from .live_objects import functions_behind
-from .live_objects import user_entry
+from .bindings import Binding, swapped
+from .call_graph import CallGraph, Calls, Held, _position, held_functions, kernel_bodies, read_calls
+from .found import (
+    Discovery,
+    Found,
+    UserFunctions,
+    as_called,
+    closure_values,
+    code_of,
+    function_of,
+    functions_of,
+    global_bindings,
+    helper_name,
+    names_written,
+    sourceless_codes,
+    unique_names,
+)
+from .live_objects import Live, functions_behind, user_entry
 
 
 def discover(fn: Callable, args: tuple, kwargs: dict[str, Any], jit_options: dict[str, Any],

@@ -10,18 +10,13 @@ import itertools
 import sys
 import types
 import weakref
-from collections.abc import Callable
-from collections.abc import Iterable
-from collections.abc import Iterator
-from dataclasses import dataclass
-from dataclasses import field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...model.notes import Note
 from ...model.saved.schema import printable
-from ...usercode import sourceless
-from ...usercode import user_file
-from ...usercode import users_namespace
+from ...usercode import sourceless, user_file, users_namespace
 from .bindings import Binding
 
 _SKIP_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR

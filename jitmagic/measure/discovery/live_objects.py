@@ -8,24 +8,20 @@ import gc
 import sys
 import types
 from collections import deque
-from collections.abc import Callable
-from collections.abc import Iterable
-from collections.abc import Iterator
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from ...usercode import CELL_PREFIXES
-from ...usercode import sourceless
-from ...usercode import user_file
-from ..calls.arguments import SCALARS
-from ..calls.arguments import is_array
-from .found import closure_values
-from .found import code_of
-from .found import function_of
-from .found import functions_of
-from .found import held_values
-from .found import innermost
-from .found import names_written
+from ...usercode import CELL_PREFIXES, sourceless, user_file
+from ..calls.arguments import SCALARS, is_array
+from .found import (
+    closure_values,
+    code_of,
+    function_of,
+    functions_of,
+    held_values,
+    innermost,
+    names_written,
+)
 
 #: The most objects visited looking for instances, how deep, and items of one container.
 MAX_OBJECTS = 20_000

@@ -10,18 +10,12 @@ import re
 import types
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..._compat import frame_line
-from ...model.lines import FunctionSpan
-from ...model.lines import LoopCall
-from ...model.lines import LoopSpan
-from ...usercode import sourceless
-from ...usercode import user_file
-from ...usercode import users_namespace
-from ..discovery.found import functions_of
-from ..discovery.found import user_frames
+from ...model.lines import FunctionSpan, LoopCall, LoopSpan
+from ...usercode import sourceless, user_file, users_namespace
+from ..discovery.found import functions_of, user_frames
 from ..sampling import structure
 
 Key = tuple[str, int]

@@ -8,55 +8,29 @@ import inspect
 import linecache
 import types
 from collections import Counter
-from collections.abc import Callable
-from collections.abc import Iterator
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 import jax
 
-from ...errors import InputError
-from ...errors import UserCodeError
-from ...errors import user_traceback
+from ...errors import InputError, UserCodeError, user_traceback
 from ...model.comparison import Comparison
-from ...model.lines import FunctionSpan
-from ...model.lines import LineRow
-from ...model.lines import Lines
-from ...model.lines import LineTable
+from ...model.lines import FunctionSpan, LineRow, Lines, LineTable
 from ...model.rows import VARIANTS
 from ...options.keywords import options_of
-from ..calls.arguments import check_arguments
-from ..calls.arguments import static_split
-from ..discovery.bindings import installing
-from ..discovery.bindings import one_measurement
-from ..discovery.found import code_of
-from ..discovery.found import entry_namespace
+from ..calls.arguments import check_arguments, static_split
+from ..discovery.bindings import installing, one_measurement
+from ..discovery.found import code_of, entry_namespace
 from ..discovery.live_objects import user_entry
 from ..sampling.conditions import paused_gc
-from ..sampling.stops import Checkpoint
-from ..sampling.stops import StageInterrupted
-from ..sampling.stops import Stop
+from ..sampling.stops import Checkpoint, StageInterrupted, Stop
 from ..variants.build import build_variant
-from ..variants.entry import _holds_module
-from ..variants.entry import plan_entry
-from ..variants.entry import resolve_entry
-from ..variants.entry import user_globals
+from ..variants.entry import _holds_module, plan_entry, resolve_entry, user_globals
 from ..variants.plan import Plan
-from ..variants.rows import Prepared
-from ..variants.rows import Staged
-from ..variants.rows import verified_calls
-from .counts import Key
-from .counts import LineCounts
-from .counts import UserCode
-from .counts import count_equations
-from .counts import count_hlo_ops
-from .counts import loop_calls
-from .counts import loops_of
-from .hook import Hook
-from .hook import Tally
-from .hook import make_hook
-from .hook import why_no_hook
+from ..variants.rows import Prepared, Staged, verified_calls
+from .counts import Key, LineCounts, UserCode, count_equations, count_hlo_ops, loop_calls, loops_of
+from .hook import Hook, Tally, make_hook, why_no_hook
 
 #: The text of a line whose source cannot be found (``exec`` of a string, C code).
 SOURCE_UNAVAILABLE = "(source not available)"

@@ -11,11 +11,7 @@ from ...model.comparison import Comparison
 from ...model.notes import Warned
 from ..lines.tables import add_lines
 from ..scratch import ScratchFolderError
-from . import advice
-from . import effort
-from . import orderings
-from . import second_start
-from . import xla_passes
+from . import advice, effort, orderings, second_start, xla_passes
 from .constants import arguments as constant_arguments
 from .run import PartRun
 

@@ -7,55 +7,39 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-from collections import Counter
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from statistics import median
-from typing import Any
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 
-from ...errors import UserCodeError
-from ...errors import user_traceback
-from ...model.advice import Advice
-from ...model.advice import Candidate
-from ...model.attribution import Attribution
-from ...model.attribution import HelperTime
+from ...errors import UserCodeError, user_traceback
+from ...model.advice import Advice, Candidate
+from ...model.attribution import Attribution, HelperTime
 from ...model.comparison import Comparison
 from ...model.notes import Warned
 from ...model.progress import Draw
-from ...model.stats.rule import FASTER
-from ...model.stats.rule import difference
-from ...model.stats.witness import FIRST_CALL
-from ...model.stats.witness import Clock
-from ...model.stats.witness import clock_for
-from ...model.stats.witness import on
+from ...model.stats.rule import FASTER, difference
+from ...model.stats.witness import FIRST_CALL, Clock, clock_for, on
 from ...options import Options
 from ...options.keywords import options_of
 from ..discovery.bindings import one_measurement
 from ..discovery.found import functions_of_all
 from ..sampling import clocks
-from ..sampling.conditions import frozen_heap
-from ..sampling.conditions import paused_gc
-from ..sampling.conditions import persistent_cache_off
+from ..sampling.conditions import frozen_heap, paused_gc, persistent_cache_off
 from ..sampling.monitor import Monitor
 from ..sampling.reporting import Reporter
-from ..sampling.rounds import budget_of
-from ..sampling.rounds import rounds_for
+from ..sampling.rounds import budget_of, rounds_for
 from ..sampling.runner import Sampler
 from ..sampling.stages import staged_run
-from ..sampling.stops import Checkpoint
-from ..sampling.stops import Stop
-from ..variants.build import make_variant
-from ..variants.build import nest_only
+from ..sampling.stops import Checkpoint, Stop
+from ..variants.build import make_variant, nest_only
 from ..variants.entry import plan_entry
 from ..variants.inner_jit import unjitted
 from ..variants.plan import Plan
-from ..variants.rows import Prepared
-from ..variants.rows import variant_sampler
-from ..variants.trampoline import copy_function
-from ..variants.trampoline import route
+from ..variants.rows import Prepared, variant_sampler
+from ..variants.trampoline import copy_function, route
 from .run import PartRun
 
 

@@ -12,13 +12,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ...errors import InputError
-from ...errors import UserCodeError
-from ...errors import user_traceback
+from ...errors import InputError, UserCodeError, user_traceback
 from ...model.stats.units import fmt_bytes
 from ...options.values import DEFAULT_BATCH
-from ..calls.arguments import Holes
-from ..calls.arguments import is_static
+from ..calls.arguments import Holes, is_static
 from ..sampling.conditions import persistent_cache_off
 
 #: Outputs alive at once while the orderings run: the reference's, a cold one, a steady one.

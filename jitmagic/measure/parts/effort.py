@@ -6,8 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
@@ -16,44 +15,27 @@ import jax
 import numpy as np
 
 from ..._compat import effort_level
-from ...backends import Backend
-from ...backends import running
-from ...backends.effort import LEVEL_OPTIONS
-from ...backends.effort import for_backend
+from ...backends import Backend, running
+from ...backends.effort import LEVEL_OPTIONS, for_backend
 from ...errors import UserCodeError
 from ...model.causes import effort as model
 from ...model.comparison import Comparison
-from ...model.notes import Differs
-from ...model.notes import Note
-from ...model.notes import Parts
-from ...model.notes import Taken
-from ...model.notes import Warned
+from ...model.notes import Differs, Note, Parts, Taken, Warned
 from ...model.rows import PHASES
 from ...model.stats.rule import difference
-from ...model.stats.witness import cpu_key
-from ...model.stats.witness import on
+from ...model.stats.witness import cpu_key, on
 from ...options import Options
 from ...options.values import AUTO
-from ..sampling.monitor import COMPILE_EVENT
-from ..sampling.monitor import Monitor
-from ..sampling.outputs import UNCOMPARED
-from ..sampling.outputs import OutputDiff
+from ..sampling.monitor import COMPILE_EVENT, Monitor
+from ..sampling.outputs import UNCOMPARED, OutputDiff
 from ..sampling.rounds import Rounds
-from ..sampling.runner import ColdSample
-from ..sampling.runner import Sampler
-from ..sampling.stages import Lowering
-from ..sampling.stages import compiled_first_call
-from ..sampling.stages import lower_once
-from ..sampling.stops import Checkpoint
-from ..sampling.stops import first_line
+from ..sampling.runner import ColdSample, Sampler
+from ..sampling.stages import Lowering, compiled_first_call, lower_once
+from ..sampling.stops import Checkpoint, first_line
 from ..sampling.structure import ProgramFacts
-from ..variants.out_of_line import out_of_line_variant
-from ..variants.out_of_line import probe
-from ..variants.out_of_line import unavailable
-from ..variants.rows import Prepared
-from ..variants.rows import VariantSubject
-from .run import PartRun
-from .run import part_rounds
+from ..variants.out_of_line import out_of_line_variant, probe, unavailable
+from ..variants.rows import Prepared, VariantSubject
+from .run import PartRun, part_rounds
 
 #: The part's name: progress's, the stop reasons' and the record's key in the comparison.
 PART = "effort"

@@ -7,8 +7,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-from typing import cast
+from typing import Any, cast
 
 import jax
 
@@ -17,24 +16,18 @@ from ...model import orderings as model
 from ...model.notes import Warned
 from ...model.rows import OrderingRow
 from ...model.stats.rule import difference
-from ...model.stats.witness import clock_for
-from ...model.stats.witness import on
+from ...model.stats.witness import clock_for, on
 from ...options import Options
 from ...options.keywords import options_of
 from ..sampling import structure
-from ..sampling.conditions import frozen_heap
-from ..sampling.conditions import persistent_cache_off
-from ..sampling.monitor import COMPILE_EVENT
-from ..sampling.monitor import Monitor
+from ..sampling.conditions import frozen_heap, persistent_cache_off
+from ..sampling.monitor import COMPILE_EVENT, Monitor
 from ..sampling.reporting import Reporter
 from ..sampling.rounds import rounds_for
-from ..sampling.runner import ColdSample
-from ..sampling.runner import Sampler
+from ..sampling.runner import ColdSample, Sampler
 from ..sampling.stages import timed_stage
-from ..sampling.stops import Checkpoint
-from ..sampling.stops import Stop
-from .batches import Batched
-from .batches import prepare_batch
+from ..sampling.stops import Checkpoint, Stop
+from .batches import Batched, prepare_batch
 from .run import PartRun
 
 

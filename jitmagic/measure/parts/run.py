@@ -13,12 +13,9 @@ from ...model.notes import Warned
 from ...options import Options
 from ...options.values import AUTO
 from ..sampling.lockstep import lockstep_of
-from ..sampling.rounds import FEWEST
-from ..sampling.rounds import Rounds
-from ..sampling.rounds import budget_of
+from ..sampling.rounds import FEWEST, Rounds, budget_of
 from ..sampling.stops import Checkpoint
-from ..variants.rows import Prepared
-from ..variants.rows import Staged
+from ..variants.rows import Prepared, Staged
 
 
 @dataclass(frozen=True)

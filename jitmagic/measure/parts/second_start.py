@@ -7,39 +7,29 @@ import dataclasses
 import math
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
-from contextlib import nullcontext
-from contextlib import suppress
-from dataclasses import dataclass
-from dataclasses import field
+from contextlib import contextmanager, nullcontext, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jax
 
 from ..._compat import unregister
-from ...errors import UserCodeError
-from ...errors import user_traceback
+from ...errors import UserCodeError, user_traceback
 from ...interrupts import exits_held
 from ...model import parts
 from ...model.causes import second_start as model
 from ...model.comparison import Comparison
-from ...model.notes import Parts
-from ...model.notes import Warned
+from ...model.notes import Parts, Warned
 from ..sampling import conditions
-from ..sampling.monitor import CACHE_HIT_EVENT
-from ..sampling.monitor import Monitor
+from ..sampling.monitor import CACHE_HIT_EVENT, Monitor
 from ..sampling.rounds import Rounds
-from ..sampling.runner import ColdSample
-from ..sampling.runner import Sampler
-from ..sampling.stages import cold_jit
-from ..sampling.stages import timed_first_call
+from ..sampling.runner import ColdSample, Sampler
+from ..sampling.stages import cold_jit, timed_first_call
 from ..sampling.stops import Checkpoint
 from ..sampling.structure import ProgramFacts
-from ..variants.rows import Prepared
-from ..variants.rows import VariantSubject
-from .run import PartRun
-from .run import part_rounds
+from ..variants.rows import Prepared, VariantSubject
+from .run import PartRun, part_rounds
 
 #: The event JAX fires where a compile found no entry in the persistent cache.
 CACHE_MISS_EVENT = "/jax/compilation_cache/cache_misses"

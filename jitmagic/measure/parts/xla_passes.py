@@ -8,11 +8,8 @@ import contextlib
 import dataclasses
 import glob
 import os
-from collections.abc import Callable
-from collections.abc import Iterable
-from collections.abc import Iterator
-from dataclasses import dataclass
-from dataclasses import field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
@@ -20,20 +17,15 @@ import jax
 from ..._compat import profiler_running
 from ...backends import profile as compile_events
 from ...backends import running
-from ...backends.profile import MODULE_STAT
-from ...backends.profile import CompileEvents
-from ...interrupts import exits_held
-from ...interrupts import interrupts_held
+from ...backends.profile import MODULE_STAT, CompileEvents
+from ...interrupts import exits_held, interrupts_held
 from ...model import parts
 from ...model.causes import xla_passes as model
 from ...model.comparison import Comparison
-from ...model.notes import Noted
-from ...model.notes import Parts
+from ...model.notes import Noted, Parts
 from ..sampling.conditions import persistent_cache_off
-from ..sampling.stages import cold_jit
-from ..sampling.stages import timed_stage
-from ..sampling.stops import Checkpoint
-from ..sampling.stops import Stop
+from ..sampling.stages import cold_jit, timed_stage
+from ..sampling.stops import Checkpoint, Stop
 from ..scratch import scratch_folder
 from ..variants.rows import Prepared
 from .run import PartRun

@@ -8,8 +8,7 @@ from __future__ import annotations
 import gc
 import shutil
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 

@@ -12,8 +12,7 @@ import dataclasses
 import json
 import statistics
 from collections.abc import Iterator
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,7 @@ from ... import backends
 from ...backends import memory
 from ...model import parts as table
 from ...model.progress import Finished
-from ..children import Entry
-from ..children import run_child
+from ..children import Entry, run_child
 from ..environments import cache_root
 from . import clocks
 

@@ -18,17 +18,12 @@ import time
 from typing import Any
 
 from ..._compat import distributed_client
-from ...errors import InputError
-from ...errors import UserCodeError
+from ...errors import InputError, UserCodeError
 from ...model import parts as table
-from ...model.rows import Samples
-from ...model.rows import VariantResult
-from ...model.rows import slowest
+from ...model.rows import Samples, VariantResult, slowest
 from ...options import WHY_PARTS
 from . import clocks
-from .stops import Checkpoint
-from .stops import Stop
-from .stops import first_line
+from .stops import Checkpoint, Stop, first_line
 
 #: Seconds a process waits at a barrier (:data:`TIMEOUT_ENV` sets another), then
 #: :class:`LockstepError`.

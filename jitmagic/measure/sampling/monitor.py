@@ -4,19 +4,15 @@ measurement, and where they disagree with our timings beyond a tolerance."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextlib import suppress
-from dataclasses import dataclass
-from dataclasses import field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
 
 from ..._compat import unregister as jax_unregister
-from ...model.notes import Note
-from ...model.notes import Warned
+from ...model.notes import Note, Warned
 from ...model.stats.rule import median
 from . import clocks
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import math
 import types
 from collections.abc import Iterable
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax

@@ -4,11 +4,9 @@ stage."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from ...model.progress import Draw
-from ...model.progress import Progress
+from ...model.progress import Draw, Progress
 from . import clocks
 from .rounds import FEWEST
 

@@ -10,23 +10,16 @@ round is honest.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from dataclasses import field
-from typing import Any
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ... import backends
 from ...backends import CPU
-from ...model.stats.rule import MAX_PAIRS
-from ...model.stats.rule import MAX_PAIRS_BUSY
-from ...model.stats.rule import MIN_PAIRS
-from ...model.stats.verdicts import BUDGET
-from ...model.stats.verdicts import DECIDED
-from ...model.stats.verdicts import MOST_ROUNDS
+from ...model.stats.rule import MAX_PAIRS, MAX_PAIRS_BUSY, MIN_PAIRS
+from ...model.stats.verdicts import BUDGET, DECIDED, MOST_ROUNDS
 from ...options import Options
 from ...options.values import AUTO
-from . import clocks
-from . import fresh
+from . import clocks, fresh
 
 
 class Shares(Protocol):

@@ -5,37 +5,23 @@ raw, rows in alternating order (:func:`in_turn`); what a cold sample is, is its
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from collections.abc import Iterable
-from dataclasses import dataclass
-from dataclasses import field
-from typing import Any
-from typing import Protocol
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ... import backends
-from ...errors import UserCodeError
-from ...errors import innermost_function
-from ...errors import user_traceback
+from ...errors import UserCodeError, innermost_function, user_traceback
 from ...model.notes import Noted
 from ...model.rows import cpu_key
 from . import clocks
 from .clocks import FrozenClockError
-from .conditions import frozen_heap
-from .conditions import persistent_cache_off
-from .lockstep import barrier
-from .lockstep import same_outcome
-from .monitor import Monitor
-from .monitor import disagreements
+from .conditions import frozen_heap, persistent_cache_off
+from .lockstep import barrier, same_outcome
+from .monitor import Monitor, disagreements
 from .outputs import OutputDiff
-from .rounds import Rounds
-from .rounds import rounds_of
-from .stages import STEADY_CEILING_S
-from .stages import steady_target
-from .stages import steady_timer
-from .stages import time_per_call
-from .stops import Checkpoint
-from .stops import StageInterrupted
-from .stops import Stop
+from .rounds import Rounds, rounds_of
+from .stages import STEADY_CEILING_S, steady_target, steady_timer, time_per_call
+from .stops import Checkpoint, StageInterrupted, Stop
 from .structure import ProgramFacts
 
 

@@ -17,29 +17,19 @@ import re
 import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jaxlib
 
-from ...model.rows import FROM_EVENTS
-from ...model.rows import FROM_STAGED
-from ...model.rows import VARIANTS
-from ...model.rows import cpu_key
+from ...model.rows import FROM_EVENTS, FROM_STAGED, VARIANTS, cpu_key
 from ...model.stats.rule import json_number
 from ..calls.arguments import static_split
-from . import clocks
-from . import contention
+from . import clocks, contention
 from .conditions import paused_gc
 from .lockstep import lockstep_of
-from .monitor import COMPILE_EVENT
-from .monitor import LOWER_EVENT
-from .monitor import TRACE_EVENT
-from .monitor import Monitor
-from .stops import POLL_S
-from .stops import Checkpoint
-from .stops import Stop
+from .monitor import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, Monitor
+from .stops import POLL_S, Checkpoint, Stop
 
 #: A steady-state sample takes this share of its row's cold first call (the steady state
 #: is then about a tenth of a comparison's wall time, benchmarks/wait.py) ...

@@ -7,11 +7,8 @@ from __future__ import annotations
 import functools
 import re
 import types
-from collections.abc import Callable
-from collections.abc import Iterator
-from dataclasses import dataclass
-from dataclasses import field
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import jax.numpy as jnp

@@ -5,26 +5,15 @@ from __future__ import annotations
 
 import gc
 import types
-from collections.abc import Callable
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from ...model.notes import Inline
-from ...model.notes import Note
-from ...model.notes import Noted
-from ...model.notes import Taken
+from ...model.notes import Inline, Note, Noted, Taken
 from ...usercode import user_file
-from ..discovery.bindings import Binding
-from ..discovery.bindings import CellOf
-from ..discovery.bindings import installing
-from ..discovery.bindings import jit_label
-from ..discovery.found import functions_of
-from ..discovery.found import functions_of_all
-from . import inner_jit
-from . import trampoline
-from .plan import Helper
-from .plan import Plan
-from .plan import Variant
+from ..discovery.bindings import Binding, CellOf, installing, jit_label
+from ..discovery.found import functions_of, functions_of_all
+from . import inner_jit, trampoline
+from .plan import Helper, Plan, Variant
 
 #: ``replace(helper, original)`` gives what a binding holds in a variant (None: unchanged).
 Replace = Callable[[Helper, Any], Any]

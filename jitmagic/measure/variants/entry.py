@@ -7,37 +7,22 @@ import functools
 import itertools
 import sys
 import types
-from collections.abc import Callable
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 
-from ..._compat import equinox_transform
-from ..._compat import framework_jit
-from ..._compat import jit_info
+from ..._compat import equinox_transform, framework_jit, jit_info
 from ...errors import InputError
-from ...model.notes import Inline
-from ...model.notes import Note
-from ...model.notes import Noted
-from ...model.notes import Taken
+from ...model.notes import Inline, Note, Noted, Taken
 from ...model.saved.schema import printable
 from ..calls import arguments
-from ..discovery.bindings import Binding
-from ..discovery.bindings import installing
-from ..discovery.bindings import short_name
-from ..discovery.discover import Discovery
-from ..discovery.discover import discover
-from ..discovery.discover import profiled_discovery
-from ..discovery.found import Found
-from ..discovery.found import closure_values
-from ..discovery.found import code_of
-from ..discovery.found import functions_of
+from ..discovery.bindings import Binding, installing, short_name
+from ..discovery.discover import Discovery, discover, profiled_discovery
+from ..discovery.found import Found, closure_values, code_of, functions_of
 from .inner_jit import is_user_jit
-from .plan import JIT_OPTIONS
-from .plan import Helper
-from .plan import Plan
+from .plan import JIT_OPTIONS, Helper, Plan
 from .trampoline import unwrapping
 
 #: JAX's inner wrapper (held in the closure of what a transformation returns) → its name.

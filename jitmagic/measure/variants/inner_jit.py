@@ -10,15 +10,8 @@ from typing import Any
 import jax
 
 from ..._compat import jit_info
-from ...model.notes import Note
-from ...model.notes import Noted
-from ...model.notes import Taken
-from ..calls.arguments import SCALAR_MISUSE
-from ..calls.arguments import SCALARS
-from ..calls.arguments import Holes
-from ..calls.arguments import hashable
-from ..calls.arguments import holds_arrays
-from ..calls.arguments import is_array
+from ...model.notes import Note, Noted, Taken
+from ..calls.arguments import SCALAR_MISUSE, SCALARS, Holes, hashable, holds_arrays, is_array
 from ..discovery.bindings import jit_label
 from .leaks import static_holder
 

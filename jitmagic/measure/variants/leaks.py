@@ -11,8 +11,7 @@ from typing import Any
 
 import jax
 
-from ...model.notes import Leak
-from ...model.notes import Note
+from ...model.notes import Leak, Note
 from ..calls.arguments import SCALARS
 from ..discovery.found import held_values
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
 
-from ...model.notes import Inline
-from ...model.notes import Note
+from ...model.notes import Inline, Note
 from ..sampling.structure import sub_jaxprs
 from .build import nest_only
 from .rows import Prepared

@@ -6,17 +6,13 @@ from __future__ import annotations
 import inspect
 import sys
 import types
-from collections.abc import Callable
-from collections.abc import Iterable
-from dataclasses import dataclass
-from dataclasses import field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import InputError
-from ...model.notes import Note
-from ...model.notes import Noted
-from ..discovery.bindings import Binding
-from ..discovery.bindings import jit_label
+from ...model.notes import Note, Noted
+from ..discovery.bindings import Binding, jit_label
 from ..discovery.found import code_of
 from .inner_jit import is_user_jit
 

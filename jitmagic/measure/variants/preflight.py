@@ -10,24 +10,16 @@ from typing import Any
 
 import jax
 
-from ...model.notes import Inline
-from ...model.notes import Note
-from ...model.notes import mentions
+from ...model.notes import Inline, Note, mentions
 from ...model.stats.units import cut_to
 from ..discovery.discover import trace_once
 from ..sampling.stops import first_line
-from ..sampling.structure import count_equations
-from ..sampling.structure import count_nested_calls
-from .build import build_variant
-from .build import nest_only
-from .inner_jit import HELPER_TAG
-from .inner_jit import STATIC_TAG
-from .leaks import leak_mechanism
-from .leaks import library_of
-from .plan import Plan
-from .plan import Variant
-from .rows import helper_jit_calls
-from .rows import not_nested
+from ..sampling.structure import count_equations, count_nested_calls
+from .build import build_variant, nest_only
+from .inner_jit import HELPER_TAG, STATIC_TAG
+from .leaks import leak_mechanism, library_of
+from .plan import Plan, Variant
+from .rows import helper_jit_calls, not_nested
 
 #: How JAX's leak messages name the function whose trace a leaked tracer escaped.
 _LEAKED_IN = re.compile(r"(?:while tracing the function|when the value leaked was) (\S+) at")

@@ -6,31 +6,25 @@ from __future__ import annotations
 import types
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from ...model.notes import Noted
-from ...model.notes import Taken
-from ...model.notes import mentions
-from ...model.rows import FROM_STAGED
-from ...model.rows import PHASES
-from ...model.rows import VariantResult
-from ..discovery.found import UserFunctions
-from ..discovery.found import defined_in
+from ...model.notes import Noted, Taken, mentions
+from ...model.rows import FROM_STAGED, PHASES, VariantResult
+from ..discovery.found import UserFunctions, defined_in
 from ..sampling import stages
 from ..sampling.monitor import Monitor
-from ..sampling.runner import ColdSample
-from ..sampling.runner import Sampler
+from ..sampling.runner import ColdSample, Sampler
 from ..sampling.stops import Checkpoint
-from ..sampling.structure import JIT
-from ..sampling.structure import ProgramFacts
-from ..sampling.structure import distinct_jaxprs
-from ..sampling.structure import structure
-from ..sampling.structure import sub_jaxprs
-from ..sampling.structure import traceback_codes
-from .plan import Helper
-from .plan import Variant
+from ..sampling.structure import (
+    JIT,
+    ProgramFacts,
+    distinct_jaxprs,
+    structure,
+    sub_jaxprs,
+    traceback_codes,
+)
+from .plan import Helper, Variant
 
 
 @dataclass(frozen=True)

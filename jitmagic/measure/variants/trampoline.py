@@ -9,8 +9,7 @@ import keyword
 import threading
 import types
 import warnings
-from collections.abc import Callable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import Any
-from typing import Protocol
+from typing import Any, Protocol
 
-from ..._compat import CACHE_MISS_LOGGER
-from ..._compat import EXPLAIN_FLAG
-from ..._compat import closest_explanation
-from ..._compat import guard_tree_differences
-from ..._compat import on_config_update
+from ..._compat import (
+    CACHE_MISS_LOGGER,
+    EXPLAIN_FLAG,
+    closest_explanation,
+    guard_tree_differences,
+    on_config_update,
+)
 from . import reasons
 from .reasons import Miss
 

@@ -13,21 +13,23 @@ import textwrap
 from contextlib import suppress
 from dataclasses import dataclass
 
-from ...model.ledger.compiles import CONTEXT
-from ...model.ledger.compiles import DTYPE
-from ...model.ledger.compiles import FIRST
-from ...model.ledger.compiles import KEYWORD
-from ...model.ledger.compiles import MAX_ALSO
-from ...model.ledger.compiles import MAX_TEXT
-from ...model.ledger.compiles import OTHER
-from ...model.ledger.compiles import PYTREE
-from ...model.ledger.compiles import SHAPE
-from ...model.ledger.compiles import SHARDING
-from ...model.ledger.compiles import STATIC
-from ...model.ledger.compiles import UNEXPLAINED
-from ...model.ledger.compiles import WEAK_TYPE
-from ...model.ledger.compiles import Change
-from ...model.ledger.compiles import Reason
+from ...model.ledger.compiles import (
+    CONTEXT,
+    DTYPE,
+    FIRST,
+    KEYWORD,
+    MAX_ALSO,
+    MAX_TEXT,
+    OTHER,
+    PYTREE,
+    SHAPE,
+    SHARDING,
+    STATIC,
+    UNEXPLAINED,
+    WEAK_TYPE,
+    Change,
+    Reason,
+)
 from ...usercode import user_file
 
 PREFIX = "TRACING CACHE MISS at "

@@ -10,45 +10,32 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
-from collections.abc import Iterator
-from dataclasses import dataclass
-from dataclasses import field
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..._compat import EAGER_DISPATCH
-from ..._compat import JIT_AHEAD
-from ..._compat import JIT_EQUATION
-from ..._compat import JitEntry
-from ..._compat import jit_entry
-from ..._compat import traced_file
+from ..._compat import EAGER_DISPATCH, JIT_AHEAD, JIT_EQUATION, JitEntry, jit_entry, traced_file
 from ...interrupts import interrupts_held
-from ...model.ledger import MAX_KEPT
-from ...model.ledger import MAX_STALE
-from ...model.ledger import Gate
-from ...model.ledger import Ledger
-from ...model.ledger.compiles import EAGER
-from ...model.ledger.compiles import FIRST
-from ...model.ledger.compiles import MAX_EXPLAINED
-from ...model.ledger.compiles import NEW_FUNCTION
-from ...model.ledger.compiles import PYTREE
-from ...model.ledger.compiles import SHARDING
-from ...model.ledger.compiles import STATIC
-from ...model.ledger.compiles import UNEXPLAINED
-from ...model.ledger.compiles import Compile
-from ...model.ledger.compiles import Noted
-from ...model.ledger.compiles import Omitted
-from ...model.ledger.compiles import Reason
-from ...usercode import jax_file
-from ...usercode import user_file
+from ...model.ledger import MAX_KEPT, MAX_STALE, Gate, Ledger
+from ...model.ledger.compiles import (
+    EAGER,
+    FIRST,
+    MAX_EXPLAINED,
+    NEW_FUNCTION,
+    PYTREE,
+    SHARDING,
+    STATIC,
+    UNEXPLAINED,
+    Compile,
+    Noted,
+    Omitted,
+    Reason,
+)
+from ...usercode import jax_file, user_file
 from ..sampling import clocks
 from ..sampling.monitor import unregister
-from . import channel
-from . import stale
-from .reasons import Miss
-from .reasons import named
-from .reasons import static_field
+from . import channel, stale
+from .reasons import Miss, named, static_field
 
 EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace_s",
           "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_s",

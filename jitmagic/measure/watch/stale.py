@@ -8,8 +8,7 @@ import functools
 import types
 import weakref
 from collections import Counter
-from collections.abc import Callable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +16,7 @@ from ...model.ledger import Stale
 from ...model.ledger.compiles import MAX_TEXT
 from ...usercode import user_file
 from ..discovery.found import innermost
-from .channel import same
-from .channel import shown
+from .channel import same, shown
 
 #: Values jit bakes in as they are: a change of one is a stale program.
 PLAIN = (int, float, complex, bool, str, type(None))

@@ -4,34 +4,19 @@ sorted by :func:`causes` into :data:`KINDS`; derived from the record, never stor
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from collections.abc import Iterator
-from dataclasses import dataclass
-from dataclasses import field
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
-from typing import Protocol
+from typing import Any, Protocol
 
-from ..lines import Lines
-from ..lines import LineTable
+from ..lines import Lines, LineTable
 from ..rows import VariantResult
 from ..shown import worded
-from ..stats.rule import FASTER
-from ..stats.rule import INCONCLUSIVE
-from ..stats.rule import Difference
-from ..stats.rule import median
+from ..stats.rule import FASTER, INCONCLUSIVE, Difference, median
 from ..stats.verdicts import Verdict
-from ..stats.witness import FIRST_CALL
-from ..stats.witness import Clock
-from ..stats.witness import on
-from .constant_arguments import BIG_BYTES
-from .constant_arguments import CAPTURED
-from .constant_arguments import PASSED
-from .constant_arguments import ConstantArguments
-from .constant_arguments import and_list
-from .second_start import SecondStart
-from .second_start import samples
+from ..stats.witness import FIRST_CALL, Clock, on
+from .constant_arguments import BIG_BYTES, CAPTURED, PASSED, ConstantArguments, and_list
+from .second_start import SecondStart, samples
 from .xla_passes import XlaPasses
 
 

@@ -7,21 +7,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..notes import Noted
-from ..notes import read_notes
-from ..notes import said_in
+from ..notes import Noted, read_notes, said_in
 from ..rows import OUTPUT_KINDS
 from ..saved import schema
 from ..saved.schema import fail
-from ..stats.rule import Difference
-from ..stats.rule import difference
-from ..stats.rule import median
+from ..stats.rule import Difference, difference, median
 from ..stats.units import fmt_bytes
 from ..stats.verdicts import ROUNDS_ENDED
-from ..stats.witness import FIRST_CALL
-from ..stats.witness import Clock
-from ..stats.witness import clock_for
-from ..stats.witness import on
+from ..stats.witness import FIRST_CALL, Clock, clock_for, on
 
 #: The two forms each measured variant is compiled in: as traced, and the biggest passed.
 FORMS = CAPTURED, PASSED = ("captured", "passed")

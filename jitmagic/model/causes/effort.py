@@ -3,41 +3,21 @@ settings beside the default, judged by the one rule per setting."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from collections.abc import Mapping
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ..notes import Noted
-from ..notes import read_noted
-from ..notes import read_notes
-from ..notes import said_in
+from ..notes import Noted, read_noted, read_notes, said_in
 from ..rows import OUTPUT_KINDS
 from ..saved import schema
 from ..stats.cold import warm_runs
-from ..stats.rule import FASTER
-from ..stats.rule import SAME
-from ..stats.rule import SLOWER
-from ..stats.rule import Difference
-from ..stats.rule import difference
-from ..stats.rule import median
+from ..stats.rule import FASTER, SAME, SLOWER, Difference, difference, median
 from ..stats.verdicts import ROUNDS_ENDED
-from ..stats.witness import FIRST_CALL
-from ..stats.witness import WAIT
-from ..stats.witness import Clock
-from ..stats.witness import clock_for
-from ..stats.witness import cpu_key
-from ..stats.witness import on
-from .cause import NOT_MEASURED
+from ..stats.witness import FIRST_CALL, WAIT, Clock, clock_for, cpu_key, on
+from .cause import NOT_MEASURED, SAVING, UNMEASURABLE, Cause, Compared, Named
 from .cause import NOTHING as NOTHING_CAUSE
-from .cause import SAVING
 from .cause import UNDECIDED as UNDECIDED_CAUSE
-from .cause import UNMEASURABLE
-from .cause import Cause
-from .cause import Compared
-from .cause import Named
 
 
 class RowName(StrEnum):

@@ -5,28 +5,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
-from typing import Literal
-from typing import get_args
+from typing import Any, Literal, get_args
 
-from ..notes import Noted
-from ..notes import read_notes
-from ..notes import said_in
+from ..notes import Noted, read_notes, said_in
 from ..rows import STAGE_PHASES as STAGES
 from ..rows import VARIANTS
 from ..saved import schema
 from ..saved.schema import fail
-from ..stats.rule import Difference
-from ..stats.rule import difference
-from ..stats.rule import json_number
-from ..stats.rule import median
+from ..stats.rule import Difference, difference, json_number, median
 from ..stats.verdicts import ROUNDS_ENDED
-from ..stats.witness import FIRST_CALL
-from ..stats.witness import WAIT
-from ..stats.witness import Clock
-from ..stats.witness import clock_for
-from ..stats.witness import cpu_key
-from ..stats.witness import on
+from ..stats.witness import FIRST_CALL, WAIT, Clock, clock_for, cpu_key, on
 
 #: JAX's default ``jax_persistent_cache_min_compile_time_secs``.
 DEFAULT_MIN_COMPILE_S = 1.0

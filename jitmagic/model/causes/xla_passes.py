@@ -3,12 +3,10 @@ split into its parts (None: not read, never 0); shares, not a speed comparison."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..notes import Noted
-from ..notes import read_noted
+from ..notes import Noted, read_noted
 from ..saved import schema
 from ..saved.schema import fail
 

@@ -5,27 +5,25 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..saved import schema
 from ..saved.schema import fail
 from ..shown import Shown
-from .compiles import FIRST
-from .compiles import NEW_FUNCTION
-from .compiles import Compile
-from .compiles import Noted
-from .compiles import Omitted
-from .compiles import first_kept
-from .compiles import maybe_seconds
-from .compiles import maybe_text
-from .compiles import seconds_or_zero
-from .compiles import text
-from .rows import EagerLine
-from .rows import FunctionRow
-from .rows import function_row
-from .rows import with_omitted
+from .compiles import (
+    FIRST,
+    NEW_FUNCTION,
+    Compile,
+    Noted,
+    Omitted,
+    first_kept,
+    maybe_seconds,
+    maybe_text,
+    seconds_or_zero,
+    text,
+)
+from .rows import EagerLine, FunctionRow, function_row, with_omitted
 
 SCHEMA = "jitmagic.ledger/1"
 #: Compiles kept whole; later ones are only counted, per function.

@@ -8,11 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .compiles import FIRST
-from .compiles import STAGES
-from .compiles import Compile
-from .compiles import Noted
-from .compiles import Omitted
+from .compiles import FIRST, STAGES, Compile, Noted, Omitted
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,24 +4,15 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from collections.abc import Collection
-from dataclasses import dataclass
-from dataclasses import field
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..notes import Noted
-from ..notes import read_notes
-from ..notes import said_in
+from ..notes import Noted, read_notes, said_in
 from ..saved import schema
 from ..saved.schema import fail
-from ..shown import Shown
-from ..shown import renderer
-from .rows import FunctionSpan
-from .rows import LineRow
-from .rows import LoopCall
-from .rows import LoopSpan
-from .rows import loop_span
+from ..shown import Shown, renderer
+from .rows import FunctionSpan, LineRow, LoopCall, LoopSpan, loop_span
 
 __all__ = ["READABLE", "SCHEMA", "FunctionSpan", "LineRow", "LineTable", "Lines", "LoopCall",
            "LoopSpan"]

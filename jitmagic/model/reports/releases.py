@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..comparison import Comparison
-from ..diff import Diff
-from ..diff import diff
+from ..diff import Diff, diff
 from ..progress import ChildEnd
 
 

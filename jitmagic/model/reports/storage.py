@@ -8,25 +8,15 @@ import math
 import os
 from typing import Any
 
-from ..comparison import READABLE
-from ..comparison import SCHEMA
-from ..comparison import Comparison
-from ..diff import Diff
-from ..diff import comparison_only
-from ..diff import diff
-from ..ledger import Ledger
-from ..ledger import LedgerDiff
-from ..ledger import is_saved_ledger
-from ..ledger import ledger_diff
-from ..lines import Lines
-from ..lines import is_saved_lines
+from ..comparison import READABLE, SCHEMA, Comparison
+from ..diff import Diff, comparison_only, diff
+from ..ledger import Ledger, LedgerDiff, is_saved_ledger, ledger_diff
+from ..lines import Lines, is_saved_lines
 from ..rows import PHASES
-from ..saved import files
-from ..saved import schema
+from ..saved import files, schema
 from ..stats.units import cut_to
 from ..sweep import SCHEMA as SWEEP_SCHEMA
-from ..sweep import SWEEP_READABLE
-from ..sweep import Sweep
+from ..sweep import SWEEP_READABLE, Sweep
 
 MAX_BYTES = files.MAX_BYTES
 #: Reading a report's records stops after this many seconds (a sweep of 100 values: 0.1 s).

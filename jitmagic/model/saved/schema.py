@@ -10,12 +10,8 @@ import math
 import re
 import sys
 import time
-from collections.abc import Callable
-from collections.abc import Iterator
-from typing import Any
-from typing import ClassVar
-from typing import NoReturn
-from typing import Self
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, NoReturn, Self
 
 Kind = Callable[[Any, str], Any]
 

@@ -3,17 +3,11 @@ repeat of a program in one process (docs/measuring.md); runs that were not are l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ... import backends
 from .rule import median
-from .witness import CONTENTION_KEYS
-from .witness import CPU
-from .witness import FIRST_CALL
-from .witness import WALL
-from .witness import cpu_key
-from .witness import on
+from .witness import CONTENTION_KEYS, CPU, FIRST_CALL, WALL, cpu_key, on
 
 #: A run whose XLA compile took less than this share of its series' cold reference, on
 #: wall and on CPU time, was not cold (a cold TPU series stays within ±20% of its median).

@@ -13,8 +13,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
-from typing import get_args
+from typing import Literal, get_args
 
 
 def median(xs: list[float] | None) -> float:

@@ -3,16 +3,13 @@ and why ``-r auto`` stopped taking rounds."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..saved import schema
 from ..shown import renderer
-from .rule import Difference
-from .rule import json_number
-from .witness import WALL
-from .witness import Clock
+from .rule import Difference, json_number
+from .witness import WALL, Clock
 
 #: Why ``-r auto`` stopped taking rounds (saved in reports, so they never change).
 DECIDED, MOST_ROUNDS, BUDGET = "decided", "most pairs", "budget"

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
-from collections.abc import Mapping
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 

@@ -4,36 +4,22 @@ from __future__ import annotations
 
 import math
 
-from ...model.causes.constant_arguments import CAPTURED
-from ...model.causes.constant_arguments import COMPARED
-from ...model.causes.constant_arguments import FORMS
-from ...model.causes.constant_arguments import PASSED
-from ...model.causes.constant_arguments import ConstantArguments
-from ...model.causes.constant_arguments import ConstantVariant
-from ...model.causes.constant_arguments import subject
-from ...model.stats.rule import FASTER
-from ...model.stats.rule import SAME
-from ...model.stats.rule import SLOWER
-from ...model.stats.units import counted
-from ...model.stats.units import fmt_bytes
-from ...model.stats.units import fmt_s
-from ...model.stats.units import time_unit
+from ...model.causes.constant_arguments import (
+    CAPTURED,
+    COMPARED,
+    FORMS,
+    PASSED,
+    ConstantArguments,
+    ConstantVariant,
+    subject,
+)
+from ...model.stats.rule import FASTER, SAME, SLOWER
+from ...model.stats.units import counted, fmt_bytes, fmt_s, time_unit
 from ...model.stats.witness import CPU
-from ..blocks import Block
-from ..blocks import Cell
-from ..blocks import Heading
-from ..blocks import Para
-from ..blocks import Table
-from ..blocks import as_text
-from ..blocks import first
-from ..blocks import more
-from ..blocks import part_section
+from ..blocks import Block, Cell, Heading, Para, Table, as_text, first, more, part_section
 from ..comparison import partial
-from ..format import fmt_count
-from ..format import fmt_spread
-from ..verdicts import cpu_mark
-from ..verdicts import interval
-from ..verdicts import times
+from ..format import fmt_count, fmt_spread
+from ..verdicts import cpu_mark, interval, times
 from .said import said_of
 
 TITLE = "Big constants"

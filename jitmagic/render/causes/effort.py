@@ -8,54 +8,33 @@ from typing import Any
 
 from ...backends import named as backend_named
 from ...model.causes.cause import Cause
-from ...model.causes.effort import CHANGES_RESULTS
-from ...model.causes.effort import DEFAULT
-from ...model.causes.effort import FAILED
-from ...model.causes.effort import MATCHING
-from ...model.causes.effort import NO_EFFECT
-from ...model.causes.effort import NO_GAIN
-from ...model.causes.effort import NOT_COMPARED
-from ...model.causes.effort import OUT_OF_LINE
-from ...model.causes.effort import UNCHANGED
-from ...model.causes.effort import UNDECIDED
-from ...model.causes.effort import USE
-from ...model.causes.effort import USE_BELOW
-from ...model.causes.effort import Effort
-from ...model.causes.effort import EffortRow
-from ...model.causes.effort import Outcome
-from ...model.causes.effort import measured_rows
-from ...model.stats.rule import FASTER
-from ...model.stats.rule import INCONCLUSIVE
-from ...model.stats.rule import SAME
-from ...model.stats.rule import Difference
-from ...model.stats.units import counted
-from ...model.stats.units import fmt_s
-from ...model.stats.units import ratio_figures
-from ...model.stats.witness import CPU
-from ...model.stats.witness import Clock
-from ...model.stats.witness import is_busy
-from ...model.stats.witness import waited_share
+from ...model.causes.effort import (
+    CHANGES_RESULTS,
+    DEFAULT,
+    FAILED,
+    MATCHING,
+    NO_EFFECT,
+    NO_GAIN,
+    NOT_COMPARED,
+    OUT_OF_LINE,
+    UNCHANGED,
+    UNDECIDED,
+    USE,
+    USE_BELOW,
+    Effort,
+    EffortRow,
+    Outcome,
+    measured_rows,
+)
+from ...model.stats.rule import FASTER, INCONCLUSIVE, SAME, Difference
+from ...model.stats.units import counted, fmt_s, ratio_figures
+from ...model.stats.witness import CPU, Clock, is_busy, waited_share
 from .. import comparison
-from ..blocks import Block
-from ..blocks import Cell
-from ..blocks import Heading
+from ..blocks import Block, Cell, Heading, Image, Para, Pre, Table, as_html, as_text, part_section
 from ..blocks import Html as HtmlText
-from ..blocks import Image
-from ..blocks import Para
-from ..blocks import Pre
-from ..blocks import Table
-from ..blocks import as_html
-from ..blocks import as_text
-from ..blocks import part_section
 from ..drawing import bars_png
 from ..format import verdict_ratio
-from ..verdicts import clock_name
-from ..verdicts import interval
-from ..verdicts import read
-from ..verdicts import times
-from ..verdicts import verb
-from ..verdicts import waited
-from ..verdicts import with_interval
+from ..verdicts import clock_name, interval, read, times, verb, waited, with_interval
 
 TITLE = "XLA's effort (compile less hard)"
 COLUMNS = ("setting", "XLA compile", "a call", "compile ratio", "per-call ratio", "outputs")

@@ -6,59 +6,38 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ...model.causes.cause import KINDS
-from ...model.causes.cause import NO_ONE_STAGE
-from ...model.causes.cause import NOT_MEASURED
-from ...model.causes.cause import NOTHING
-from ...model.causes.cause import SAVING
-from ...model.causes.cause import SMALL_REST
-from ...model.causes.cause import STAGE
-from ...model.causes.cause import STAGES
-from ...model.causes.cause import UNDECIDED
-from ...model.causes.cause import UNMEASURABLE
-from ...model.causes.cause import Cause
-from ...model.causes.cause import Compared
-from ...model.causes.cause import clock_of
-from ...model.causes.cause import flat_table
-from ...model.causes.cause import is_rewrite
-from ...model.causes.cause import split
-from ...model.causes.cause import stage_parts
-from ...model.causes.constant_arguments import BIG_BYTES
-from ...model.causes.constant_arguments import subject
-from ...model.causes.second_start import CacheRow
-from ...model.causes.second_start import SecondStart
-from ...model.causes.second_start import samples
+from ...model.causes.cause import (
+    KINDS,
+    NO_ONE_STAGE,
+    NOT_MEASURED,
+    NOTHING,
+    SAVING,
+    SMALL_REST,
+    STAGE,
+    STAGES,
+    UNDECIDED,
+    UNMEASURABLE,
+    Cause,
+    Compared,
+    clock_of,
+    flat_table,
+    is_rewrite,
+    split,
+    stage_parts,
+)
+from ...model.causes.constant_arguments import BIG_BYTES, subject
+from ...model.causes.second_start import CacheRow, SecondStart, samples
 from ...model.comparison import Comparison
 from ...model.rows import VariantResult
 from ...model.shown import register
-from ...model.stats.rule import FASTER
-from ...model.stats.rule import INCONCLUSIVE
-from ...model.stats.rule import SAME
-from ...model.stats.rule import Difference
-from ...model.stats.rule import median
-from ...model.stats.units import counted
-from ...model.stats.units import fmt_bytes
-from ...model.stats.units import fmt_s
-from ...model.stats.witness import CPU
-from ...model.stats.witness import FIRST_CALL
-from ...model.stats.witness import Clock
-from ...model.stats.witness import on
-from ..blocks import Block
-from ..blocks import Heading
-from ..blocks import Html
-from ..blocks import Para
-from ..blocks import answer_first
-from ..blocks import both
-from ..lines import UNROLL_FIX
-from ..lines import unroll_copies
-from ..verdicts import cpu_mark
-from ..verdicts import interval
-from ..verdicts import say
-from ..verdicts import stated
-from ..verdicts import times
+from ...model.stats.rule import FASTER, INCONCLUSIVE, SAME, Difference, median
+from ...model.stats.units import counted, fmt_bytes, fmt_s
+from ...model.stats.witness import CPU, FIRST_CALL, Clock, on
+from ..blocks import Block, Heading, Html, Para, answer_first, both
+from ..lines import UNROLL_FIX, unroll_copies
+from ..verdicts import cpu_mark, interval, say, stated, times
 from .effort import cause_words as effort_words
-from .second_start import NOT_READ
-from .second_start import cache_fixes
+from .second_start import NOT_READ, cache_fixes
 
 #: Why a part with an option did not run where nothing stopped: it was not asked for.
 NOT_RUN = "not run this time"

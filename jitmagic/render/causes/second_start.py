@@ -2,39 +2,21 @@
 
 from __future__ import annotations
 
-from ...model.causes.second_start import NO_FOLDER
-from ...model.causes.second_start import SWITCHED_OFF
-from ...model.causes.second_start import CacheRow
-from ...model.causes.second_start import SecondStart
-from ...model.causes.second_start import cache_unset
-from ...model.causes.second_start import samples
-from ...model.stats.rule import FASTER
-from ...model.stats.rule import INCONCLUSIVE
-from ...model.stats.rule import SAME
-from ...model.stats.rule import SLOWER
-from ...model.stats.rule import Difference
-from ...model.stats.rule import median
+from ...model.causes.second_start import (
+    NO_FOLDER,
+    SWITCHED_OFF,
+    CacheRow,
+    SecondStart,
+    cache_unset,
+    samples,
+)
+from ...model.stats.rule import FASTER, INCONCLUSIVE, SAME, SLOWER, Difference, median
 from ...model.stats.units import fmt_s
-from ...model.stats.witness import CPU
-from ...model.stats.witness import FIRST_CALL
-from ...model.stats.witness import Clock
-from ...model.stats.witness import on
+from ...model.stats.witness import CPU, FIRST_CALL, Clock, on
 from .. import comparison
-from ..blocks import Block
-from ..blocks import Cell
-from ..blocks import Heading
-from ..blocks import Para
-from ..blocks import Pre
-from ..blocks import Table
-from ..blocks import as_text
-from ..blocks import part_section
-from ..format import marked_ratio
-from ..format import median_cell
-from ..verdicts import cpu_mark
-from ..verdicts import interval
-from ..verdicts import times
-from ..verdicts import verb
-from ..verdicts import with_interval
+from ..blocks import Block, Cell, Heading, Para, Pre, Table, as_text, part_section
+from ..format import marked_ratio, median_cell
+from ..verdicts import cpu_mark, interval, times, verb, with_interval
 
 #: What a warm start that saw no cache hit measured instead of a read.
 NOT_READ = "the cache was not read"

@@ -5,25 +5,13 @@ from __future__ import annotations
 from ...backends import named as backend_named
 from ...backends import profile as compile_events
 from ...backends.profile import VERIFIER
-from ...model.causes.xla_passes import PROFILED
-from ...model.causes.xla_passes import ProfiledCompile
-from ...model.causes.xla_passes import XlaPasses
+from ...model.causes.xla_passes import PROFILED, ProfiledCompile, XlaPasses
 from ...model.comparison import Comparison
-from ...model.stats.cold import COMPILE
-from ...model.stats.cold import WARM_SHARE
-from ...model.stats.cold import reference
-from ...model.stats.cold import warm_extra
+from ...model.stats.cold import COMPILE, WARM_SHARE, reference, warm_extra
 from ...model.stats.units import fmt_s
-from ...model.stats.witness import WALL
-from ...model.stats.witness import on
+from ...model.stats.witness import WALL, on
 from ...model.target import target_of
-from ..blocks import Block
-from ..blocks import Cell
-from ..blocks import Heading
-from ..blocks import Para
-from ..blocks import Table
-from ..blocks import as_text
-from ..blocks import part_section
+from ..blocks import Block, Cell, Heading, Para, Table, as_text, part_section
 from .said import xla_parts
 
 HEADING = "Where XLA spends the compile"

@@ -5,30 +5,26 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from ...model.attribution import Attribution
-from ...model.causes.effort import COMPILE
-from ...model.causes.effort import DEFAULT
-from ...model.causes.effort import EXECUTE
-from ...model.causes.effort import Effort
-from ...model.orderings import ORDERINGS
-from ...model.orderings import TOGGLED
-from ...model.orderings import Orderings
+from ...model.causes.effort import COMPILE, DEFAULT, EXECUTE, Effort
+from ...model.orderings import ORDERINGS, TOGGLED, Orderings
 from ...model.stats.rule import median
 from ...model.stats.units import fmt_s
-from ...model.stats.witness import WALL
-from ...model.stats.witness import on
+from ...model.stats.witness import WALL, on
 from ..blocks import more
 from ..verdicts import clock_name
-from .style import DPI
-from .style import EDGE
-from .style import LABEL_PT
-from .style import LEGEND_PT
-from .style import ORDERING_HIGHLIGHT
-from .style import ORDERING_REFERENCE
-from .style import ORDERING_TOGGLED
-from .style import PHASE
-from .style import TRACE_INCLUSIVE
-from .style import bar_panels
-from .style import plain
+from .style import (
+    DPI,
+    EDGE,
+    LABEL_PT,
+    LEGEND_PT,
+    ORDERING_HIGHLIGHT,
+    ORDERING_REFERENCE,
+    ORDERING_TOGGLED,
+    PHASE,
+    TRACE_INCLUSIVE,
+    bar_panels,
+    plain,
+)
 
 ORDERING_PANELS = (("first_call_s", "first call (cold: caches cleared)"),
           ("execute_s", "per call (steady state)"))

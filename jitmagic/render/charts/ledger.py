@@ -10,17 +10,19 @@ from ...model.ledger import Ledger
 from ...model.ledger.compiles import KINDS
 from ...model.stats.units import fmt_s
 from .phases import to_png
-from .style import BLUE
-from .style import BLUISH_GREEN
-from .style import DPI
-from .style import LABEL_PT
-from .style import LEGEND_PT
-from .style import ORANGE
-from .style import REDDISH_PURPLE
-from .style import SKY_BLUE
-from .style import VERMILLION
-from .style import YELLOW
-from .style import plain
+from .style import (
+    BLUE,
+    BLUISH_GREEN,
+    DPI,
+    LABEL_PT,
+    LEGEND_PT,
+    ORANGE,
+    REDDISH_PURPLE,
+    SKY_BLUE,
+    VERMILLION,
+    YELLOW,
+    plain,
+)
 
 #: One colour per reason; a first compile (a warm-up, not a recompile) is grey.
 REASON_COLOURS = dict(zip(KINDS, ("#c8c8c8", VERMILLION, BLUE, SKY_BLUE, ORANGE,

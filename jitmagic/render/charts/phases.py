@@ -10,29 +10,14 @@ import textwrap
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ...model.comparison import EXECUTE
-from ...model.comparison import Comparison
-from ...model.rows import FROM_EVENTS
-from ...model.rows import PHASES
-from ...model.rows import STAGE_PHASES
-from ...model.rows import VARIANTS
-from ...model.rows import VariantResult
-from ...model.stats.units import fmt_s
-from ...model.stats.units import time_unit
-from ...model.stats.witness import CPU
-from ...model.stats.witness import FIRST_CALL
-from ...model.stats.witness import Clock
-from ...model.stats.witness import on
+from ...model.comparison import EXECUTE, Comparison
+from ...model.rows import FROM_EVENTS, PHASES, STAGE_PHASES, VARIANTS, VariantResult
+from ...model.stats.units import fmt_s, time_unit
+from ...model.stats.witness import CPU, FIRST_CALL, Clock, on
 from ..comparison import stage_ratio
-from ..format import PHASE_LABELS
-from ..format import REST_LABEL
+from ..format import PHASE_LABELS, REST_LABEL
 from ..verdicts import clock_name
-from .style import DPI
-from .style import LABEL_PT
-from .style import LEGEND_PT
-from .style import PHASE
-from .style import plain
-from .style import whisker
+from .style import DPI, LABEL_PT, LEGEND_PT, PHASE, plain, whisker
 
 #: What each part of a bar is called in the legend.
 PART_LABELS = {**PHASE_LABELS, "rest_s": REST_LABEL}

@@ -11,10 +11,7 @@ from ...model.rows import PHASES
 from ...model.stats.rule import spread
 from ..format import PHASE_LABELS
 from . import style as p
-from .style import DPI
-from .style import LEGEND_PT
-from .style import plain
-from .style import whisker
+from .style import DPI, LEGEND_PT, plain, whisker
 
 #: One colour per release, in the order measured (Okabe and Ito's, as every chart's).
 COLORS = (p.SKY_BLUE, p.ORANGE, p.BLUISH_GREEN, p.BLUE, p.VERMILLION, p.REDDISH_PURPLE)

@@ -9,11 +9,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ...model.saved.schema import printable
-from ...model.stats.rule import median
-from ...model.stats.rule import spread
-from ...model.stats.units import cut_to
-from ...model.stats.units import fmt_s
-from ...model.stats.units import time_unit
+from ...model.stats.rule import median, spread
+from ...model.stats.units import cut_to, fmt_s, time_unit
 
 BLACK, ORANGE, SKY_BLUE, BLUISH_GREEN = "#000000", "#e69f00", "#56b4e9", "#009e73"
 YELLOW, BLUE, VERMILLION, REDDISH_PURPLE = "#f0e442", "#0072b2", "#d55e00", "#cc79a7"

@@ -6,26 +6,16 @@ import math
 from typing import Any
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
-from matplotlib.ticker import LogLocator
-from matplotlib.ticker import NullLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from ...model.rows import PHASES
 from ...model.stats.units import fmt_s
 from ...model.stats.witness import CPU
-from ...model.sweep import Sweep
-from ...model.sweep import clock_of
-from ...model.sweep import exponents
-from ...model.sweep import log_scale
-from ...model.sweep import medians
+from ...model.sweep import Sweep, clock_of, exponents, log_scale, medians
 from ..blocks import more
-from ..format import PHASE_LABELS
-from ..format import fmt_exponent
+from ..format import PHASE_LABELS, fmt_exponent
 from ..sweep import MAX_POINTS
-from .style import DPI
-from .style import LEGEND_PT
-from .style import VARIANT
-from .style import plain
+from .style import DPI, LEGEND_PT, VARIANT, plain
 
 #: At most this many tick labels on an axis (every k-th value is labelled).
 MAX_TICKS = 12

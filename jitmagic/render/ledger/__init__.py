@@ -6,52 +6,33 @@ import html
 from collections.abc import Iterable
 from dataclasses import replace
 
-from ...model.ledger import Broken
-from ...model.ledger import Ledger
-from ...model.ledger import LedgerDiff
-from ...model.ledger.compiles import AGAIN
-from ...model.ledger.compiles import EAGER
-from ...model.ledger.compiles import FIRST
-from ...model.ledger.compiles import NEW_FUNCTION
-from ...model.ledger.compiles import OTHER
-from ...model.ledger.compiles import UNEXPLAINED
-from ...model.ledger.compiles import Noted
-from ...model.ledger.rows import EagerLine
-from ...model.ledger.rows import FunctionRow
+from ...model.ledger import Broken, Ledger, LedgerDiff
+from ...model.ledger.compiles import AGAIN, EAGER, FIRST, NEW_FUNCTION, OTHER, UNEXPLAINED, Noted
+from ...model.ledger.rows import EagerLine, FunctionRow
 from ...model.saved.schema import printable
 from ...model.shown import register
-from ...model.stats.units import counted
-from ...model.stats.units import fmt_s
-from ..blocks import Block
-from ..blocks import Image
-from ..blocks import Para
-from ..blocks import Strong
-from ..blocks import aligned
-from ..blocks import as_html
-from ..bundle import page
-from ..bundle import with_note
+from ...model.stats.units import counted, fmt_s
+from ..blocks import Block, Image, Para, Strong, aligned, as_html
+from ..bundle import page, with_note
 from .bridge import jitcompare_line
-from .fixes import EAGER_ANEW_FIX
-from .fixes import NOTED
-from .fixes import NOTES
-from .fixes import advice
-from .fixes import explained
-from .values import reason_words
-from .values import stretched
-from .words import CLOCK
-from .words import KIND_WORDS
-from .words import MAGIC_SOURCES
-from .words import MAX_LINES
-from .words import MAX_REASONS
-from .words import MAX_ROWS
-from .words import MAX_VALUES
-from .words import clip
-from .words import clip_place
-from .words import defined
-from .words import defined_place
-from .words import explanations
-from .words import place
-from .words import shown
+from .fixes import EAGER_ANEW_FIX, NOTED, NOTES, advice, explained
+from .values import reason_words, stretched
+from .words import (
+    CLOCK,
+    KIND_WORDS,
+    MAGIC_SOURCES,
+    MAX_LINES,
+    MAX_REASONS,
+    MAX_ROWS,
+    MAX_VALUES,
+    clip,
+    clip_place,
+    defined,
+    defined_place,
+    explanations,
+    place,
+    shown,
+)
 
 
 def answer(ledger: Ledger) -> str:

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import re
 
-from ...model.ledger.compiles import CONTEXT
-from ...model.ledger.compiles import DTYPE
-from ...model.ledger.compiles import EAGER
-from ...model.ledger.compiles import KEYWORD
-from ...model.ledger.compiles import MAX_EXPLAINED
-from ...model.ledger.compiles import NEW_FUNCTION
-from ...model.ledger.compiles import PYTREE
-from ...model.ledger.compiles import SHAPE
-from ...model.ledger.compiles import SHARDING
-from ...model.ledger.compiles import STATIC
-from ...model.ledger.compiles import WEAK_TYPE
-from ...model.ledger.compiles import Noted
+from ...model.ledger.compiles import (
+    CONTEXT,
+    DTYPE,
+    EAGER,
+    KEYWORD,
+    MAX_EXPLAINED,
+    NEW_FUNCTION,
+    PYTREE,
+    SHAPE,
+    SHARDING,
+    STATIC,
+    WEAK_TYPE,
+    Noted,
+)
 from ...model.ledger.rows import ReasonRow
 from .words import clip
 

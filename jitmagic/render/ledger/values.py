@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from ...model.ledger import Ledger
-from ...model.ledger.compiles import EAGER
-from ...model.ledger.compiles import KEYWORD
-from ...model.ledger.compiles import NEW_FUNCTION
-from ...model.ledger.compiles import PYTREE
-from ...model.ledger.compiles import SHARDING
-from ...model.ledger.compiles import UNEXPLAINED
-from ...model.ledger.compiles import Compile
-from ...model.ledger.rows import ReasonRow
-from ...model.ledger.rows import histories
-from ...model.ledger.rows import reason_row
+from ...model.ledger.compiles import (
+    EAGER,
+    KEYWORD,
+    NEW_FUNCTION,
+    PYTREE,
+    SHARDING,
+    UNEXPLAINED,
+    Compile,
+)
+from ...model.ledger.rows import ReasonRow, histories, reason_row
 from ...model.saved.schema import printable
 from ...model.stats.units import counted
-from .words import KIND_WORDS
-from .words import MAX_VALUES
-from .words import clip
-from .words import place
+from .words import KIND_WORDS, MAX_VALUES, clip, place
 
 
 def reason_words(reason: ReasonRow) -> str:

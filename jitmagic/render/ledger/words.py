@@ -7,19 +7,21 @@ import re
 from contextlib import suppress
 
 from ...model.ledger import Ledger
-from ...model.ledger.compiles import CONTEXT
-from ...model.ledger.compiles import DTYPE
-from ...model.ledger.compiles import EAGER
-from ...model.ledger.compiles import FIRST
-from ...model.ledger.compiles import KEYWORD
-from ...model.ledger.compiles import NEW_FUNCTION
-from ...model.ledger.compiles import OTHER
-from ...model.ledger.compiles import PYTREE
-from ...model.ledger.compiles import SHAPE
-from ...model.ledger.compiles import SHARDING
-from ...model.ledger.compiles import STATIC
-from ...model.ledger.compiles import UNEXPLAINED
-from ...model.ledger.compiles import WEAK_TYPE
+from ...model.ledger.compiles import (
+    CONTEXT,
+    DTYPE,
+    EAGER,
+    FIRST,
+    KEYWORD,
+    NEW_FUNCTION,
+    OTHER,
+    PYTREE,
+    SHAPE,
+    SHARDING,
+    STATIC,
+    UNEXPLAINED,
+    WEAK_TYPE,
+)
 from ...model.ledger.rows import FunctionRow
 from ...model.saved.schema import printable
 from ...usercode import user_file

@@ -7,8 +7,7 @@ from typing import Any
 
 from ...model.notes import Note
 from ...model.shown import register
-from ...model.stats.units import counted
-from ...model.stats.units import fmt_bytes
+from ...model.stats.units import counted, fmt_bytes
 from . import helpers as h
 from .helpers import NO_CALL as NO_CALL
 

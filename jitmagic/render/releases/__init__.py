@@ -5,39 +5,17 @@ from __future__ import annotations
 import math
 
 from ...model.comparison import Comparison
-from ...model.diff import LARGER
-from ...model.diff import SMALLER
-from ...model.diff import StageDiff
-from ...model.diff import StructureDiff
-from ...model.diff import diff
-from ...model.progress import CouldNotStart
-from ...model.progress import Crashed
-from ...model.progress import Failed
-from ...model.progress import TimedOut
-from ...model.reports.releases import Bisection
-from ...model.reports.releases import Change
-from ...model.reports.releases import NotInstalled
-from ...model.reports.releases import ReleaseResult
-from ...model.reports.releases import Releases
+from ...model.diff import LARGER, SMALLER, StageDiff, StructureDiff, diff
+from ...model.progress import CouldNotStart, Crashed, Failed, TimedOut
+from ...model.reports.releases import Bisection, Change, NotInstalled, ReleaseResult, Releases
 from ...model.rows import PHASES
-from ...model.stats.rule import INCONCLUSIVE
-from ...model.stats.rule import SAME
-from ...model.stats.units import fmt_bytes
-from ...model.stats.units import fmt_s
-from ..blocks import Image
-from ..blocks import Pre
-from ..blocks import aligned
-from ..blocks import as_html
+from ...model.stats.rule import INCONCLUSIVE, SAME
+from ...model.stats.units import fmt_bytes, fmt_s
+from ..blocks import Image, Pre, aligned, as_html
 from ..bundle import page
 from ..drawing import releases_png
 from ..format import PHASE_LABELS
-from ..verdicts import OUTCOME
-from ..verdicts import cpu_mark
-from ..verdicts import interval
-from ..verdicts import say
-from ..verdicts import stage_said
-from ..verdicts import times
-from ..verdicts import with_interval
+from ..verdicts import OUTCOME, cpu_mark, interval, say, stage_said, times, with_interval
 
 #: The program's figures the table shows under the stages, by their record's name.
 FIGURES = {"compiled_peak_bytes": "compile memory (XLA peak)",

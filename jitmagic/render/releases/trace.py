@@ -9,10 +9,8 @@ from typing import Any
 
 from ...model.causes.xla_passes import ProfiledCompile
 from ...model.comparison import Comparison
-from ...model.reports.releases import Bisection
-from ...model.reports.releases import Releases
-from ...model.rows import STAGE_PHASES
-from ...model.rows import VariantResult
+from ...model.reports.releases import Bisection, Releases
+from ...model.rows import STAGE_PHASES, VariantResult
 from ...model.sweep import Sweep
 from ..format import PHASE_LABELS
 from . import PART_NAMES

@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
-from dataclasses import dataclass
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 import jax
@@ -18,29 +16,20 @@ from ....errors import UserCodeError
 from ....model import parts
 from ....model.causes import constant_arguments as model
 from ....model.comparison import Comparison
-from ....model.notes import Constants
-from ....model.notes import Note
+from ....model.notes import Constants, Note
 from ....model.rows import VARIANTS
-from ....model.stats.witness import FIRST_CALL
-from ....model.stats.witness import WAIT
-from ....model.stats.witness import cpu_key
+from ....model.stats.witness import FIRST_CALL, WAIT, cpu_key
 from ....options import Options
 from ...lines.tables import user_code
-from ...sampling import clocks
-from ...sampling import structure
+from ...sampling import clocks, structure
 from ...sampling.monitor import Monitor
 from ...sampling.outputs import OutputDiff
 from ...sampling.rounds import Rounds
-from ...sampling.runner import ColdSample
-from ...sampling.runner import Sampler
+from ...sampling.runner import ColdSample, Sampler
 from ...sampling.stages import first_call_run
-from ...sampling.stops import Checkpoint
-from ...sampling.stops import Stop
-from ...variants.rows import Prepared
-from ...variants.rows import Staged
-from ..run import PartRun
-from ..run import in_one_process_only
-from ..run import part_rounds
+from ...sampling.stops import Checkpoint, Stop
+from ...variants.rows import Prepared, Staged
+from ..run import PartRun, in_one_process_only, part_rounds
 from . import lifting
 
 #: What progress calls this part.

@@ -8,33 +8,22 @@ import functools
 import gc
 import itertools
 import types
-from collections.abc import Callable
-from collections.abc import Iterable
-from collections.abc import Iterator
-from collections.abc import Sequence
-from dataclasses import dataclass
-from dataclasses import field
-from typing import Any
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
 from jax.extend.core import Literal
 
-from ...._compat import bind_equation
-from ...._compat import is_dropped
-from ....model.notes import Constants
-from ....model.notes import Note
+from ...._compat import bind_equation, is_dropped
+from ....model.notes import Constants, Note
 from ....usercode import user_file
 from ...discovery.found import names_written
 from ...discovery.live_objects import functions_behind
-from ...lines.counts import Key
-from ...lines.counts import UserCode
+from ...lines.counts import Key, UserCode
 from ...sampling.stages import traced_arguments
-from ...sampling.structure import JIT
-from ...sampling.structure import array_bytes
-from ...sampling.structure import constants_of
-from ...sampling.structure import sub_jaxprs
+from ...sampling.structure import JIT, array_bytes, constants_of, sub_jaxprs
 
 #: Constants of at least this many bytes are passed as arguments ...
 LIFT_BYTES = 64 * 2**10
