@@ -18,6 +18,7 @@ from pathlib import Path
 import jax.numpy as jnp
 import psutil
 import pytest
+from support import comparison
 
 import jitmagic
 from jitmagic.measure import environments
@@ -484,6 +485,18 @@ def test_trace_of_a_plain_comparison_holds_each_stage_as_the_report_does(tmp_pat
     assert _within(passes["HLO passes"], profiled.hlo_passes_s)
     assert _within(passes["code generation"], profiled.codegen_s)
     assert passes[profiled.passes[0].name] == pytest.approx(profiled.passes[0].seconds, abs=1e-9)
+
+
+def test_a_first_call_shorter_than_its_stages_follows_them_without_a_rounding_overlap(
+        tmp_path):
+    """Stage medians that add up past the first call's: the first call is laid after them,
+    and each stage rounds up a nanosecond, so their end is laid from the rounded stages."""
+    stages = {"trace_s": [0.1000000006], "lower_s": [0.1000000006],
+              "compile_s": [0.1000000006], "first_call_s": [0.25]}
+    path = tmp_path / "trace.json"
+    path.write_text(trace_json(comparison(stages, stages, every=0.001)))
+    traced = _read_trace(path)  # no slice straddles another
+    assert traced["model", "flat", "first call"] == 0.25
 
 
 def test_trace_and_html_of_releases_show_each_release_beside_the_others(measured, tmp_path):

@@ -54,13 +54,18 @@ def _compile(pid: int, tid: int, c: ProfiledCompile) -> list[dict[str, Any]]:
 
 def _holding(pid: int, tid: int, start: float, parent: tuple[str, float | None],
              parts: Sequence[tuple[str, float | None]]) -> tuple[list[dict[str, Any]], float]:
-    """``parent`` holding ``parts`` where they fit, else after them; events and end."""
-    inside = sum(s for _, s in parts if s is not None and not math.isnan(s))
-    size = 0.0 if parent[1] is None or math.isnan(parent[1]) else parent[1]
+    """``parent`` holding ``parts`` where they fit, else after them; events and end (all
+    laid in whole nanoseconds, so that nothing overlaps by a rounding)."""
+    at, inside, size = round(start * 1e9), sum(_ns(s) for _, s in parts), _ns(parent[1])
     fits = inside <= size
-    events = [*_laid(pid, tid, start if fits else start + inside, [parent]),
+    events = [*_laid(pid, tid, (at if fits else at + inside) / 1e9, [parent]),
               *_laid(pid, tid, start, parts)]
-    return events, start + (size if fits else inside + size)
+    return events, (at + (size if fits else inside + size)) / 1e9
+
+
+def _ns(seconds: float | None) -> int:
+    """``seconds`` in whole nanoseconds (0: unmeasured)."""
+    return 0 if seconds is None or math.isnan(seconds) else round(seconds * 1e9)
 
 
 def _laid(pid: int, tid: int, start: float, parts: Sequence[tuple[str, float | None]]
@@ -71,8 +76,8 @@ def _laid(pid: int, tid: int, start: float, parts: Sequence[tuple[str, float | N
         if seconds is None or math.isnan(seconds):
             continue
         events.append({"name": name, "ph": "X", "pid": pid, "tid": tid, "ts": at / 1e3,
-                       "dur": round(seconds * 1e9) / 1e3})
-        at += round(seconds * 1e9)
+                       "dur": _ns(seconds) / 1e3})
+        at += _ns(seconds)
     return events
 
 
