@@ -13,27 +13,8 @@ from ..model.stats.rule import INCONCLUSIVE, SAME
 from ..model.stats.units import fmt_ratio, fmt_s
 from ..model.stats.verdicts import Verdict
 from ..model.stats.witness import CPU, WALL, Clock, is_busy, on
+from . import blocks as ui
 from . import diff as _diff
-from .blocks import (
-    MAX_ITEMS,
-    Block,
-    Cell,
-    Code,
-    Details,
-    Heading,
-    Html,
-    Image,
-    Para,
-    Pre,
-    Strong,
-    Table,
-    as_html,
-    as_text,
-    first,
-    more,
-    provenance,
-    shown_name,
-)
 from .format import (
     FIGURE_LABELS,
     PHASE_LABELS,
@@ -93,9 +74,9 @@ def verdict(c: Comparison) -> str:
     return c.verdict.text
 
 
-def headline(v: Verdict) -> Para:
+def headline(v: Verdict) -> ui.Para:
     """The verdict in one line, in bold: what every report shows right under its title."""
-    return Para([v.headline], "verdict", bold=True)
+    return ui.Para([v.headline], "verdict", bold=True)
 
 
 def details(v: Verdict) -> list[str]:
@@ -103,9 +84,9 @@ def details(v: Verdict) -> list[str]:
     return [] if v.text == v.headline else [v.text]
 
 
-def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
+def _phase_rows(c: Comparison) -> list[list[str | ui.Cell]]:
     """One row per phase, the rest of the first call, and each structure count."""
-    rows: list[list[str | Cell]] = [
+    rows: list[list[str | ui.Cell]] = [
         [PHASE_LABELS[p], *(median_cell(c.judged(v).samples.get(p, [])) for v in VARIANTS),
          _ratio_cell(c, p)] for p in PHASES]
     if any(c.variants[v].stages_from == FROM_EVENTS for v in VARIANTS):  # the rest, measured
@@ -114,14 +95,14 @@ def _phase_rows(c: Comparison) -> list[list[str | Cell]]:
         at = PHASES.index("first_call_s")
         rows[at:at] = [[REST_ROW, *rest, ""]]
     rows += _cpu_rows(c)
-    rows += [[Cell((Code("call"), label[4:]) if label.startswith("call ") else label),
+    rows += [[ui.Cell((ui.Code("call"), label[4:]) if label.startswith("call ") else label),
               fmt_count(getattr(c.flat, key)), fmt_count(getattr(c.nested, key)), ""]
              for key in STRUCTURE if (label := FIGURE_LABELS[key])
              if any(getattr(c.variants[v], key) is not None for v in VARIANTS)]
     return rows
 
 
-def _cpu_rows(c: Comparison) -> list[list[str | Cell]]:
+def _cpu_rows(c: Comparison) -> list[list[str | ui.Cell]]:
     """The process's CPU time of each phase (all threads), judged by the same rule."""
     return [[f"{PHASE_LABELS[p]}, CPU time",
              *(median_cell(on(c.judged(v).samples, p, CPU)) for v in VARIANTS),
@@ -135,18 +116,18 @@ def _cpu_phases(c: Comparison) -> list[str]:
 
 
 def not_cold(found: dict[str, tuple[Mapping[str, Sequence[float]], tuple[int, ...]]],
-             counted: str) -> list[Block]:
+             counted: str) -> list[ui.Block]:
     """``Not cold: nested runs 4 and 5 compiled in ...``, and what counts them."""
     said = [_warm_clause(name, samples, runs) for name, (samples, runs) in found.items()]
     if not said:
         return []
     one = sum(len(runs) for _, runs in found.values()) == 1
-    return [Para([f"Not cold: {'; '.join(said)}, on both wall and CPU time: less work, "
-                  "not less waiting. The compiler did less than a cold compile does "
-                  "(earlier compiles in this process left it something), so "
-                  f"{'that run reads' if one else 'those runs read'} faster than a fresh "
-                  f"start would; {counted.format(them='it' if one else 'them')}."],
-                 "warning")]
+    return [ui.Para([f"Not cold: {'; '.join(said)}, on both wall and CPU time: less work, "
+                     "not less waiting. The compiler did less than a cold compile does "
+                     "(earlier compiles in this process left it something), so "
+                     f"{'that run reads' if one else 'those runs read'} faster than a fresh "
+                     f"start would; {counted.format(them='it' if one else 'them')}."],
+                    "warning")]
 
 
 def _warm_clause(name: str, samples: Mapping[str, Sequence[float]],
@@ -160,72 +141,72 @@ def _warm_clause(name: str, samples: Mapping[str, Sequence[float]],
             "compile and its median)")
 
 
-def partial(stopped: str | None) -> list[Block]:
+def partial(stopped: str | None) -> list[ui.Block]:
     """The PARTIAL line of a record that stopped early (none for one that did not)."""
     if not stopped:
         return []
-    return [Para([(Strong("Partial:"), f" {stopped}; showing what was measured so far")],
-                 "error")]
+    return [ui.Para([(ui.Strong("Partial:"), f" {stopped}; showing what was measured so far")],
+                    "error")]
 
 
-def blocks(c: Comparison, png: bytes | None = None) -> list[Block]:
+def blocks(c: Comparison, png: bytes | None = None) -> list[ui.Block]:
     """The comparison as blocks, built once for the text table and the HTML summary."""
     whole = "" if math.isnan(c.whole_s) else \
         f"; {fmt_s(c.whole_s)} in all, with the parts after it"  # parts ran after it
     share = c.waited_share  # how long the cold runs waited for a CPU: under the verdict if busy
     cold = "" if share is None else f"; the cold runs {waited(share)}"
-    busy = [Para([f"The machine was busy: these runs {waited(share)}, so the process's CPU time "
-                  "decided (wall time is shown beside it)."], "warning")] \
+    busy = [ui.Para([f"The machine was busy: these runs {waited(share)}, so the process's CPU time "
+                     "decided (wall time is shown beside it)."], "warning")] \
         if share is not None and is_busy(share) else []
-    out: list[Block] = [Heading(("jitcompare: ", Code(c.entry),
-                                 f" ({medians_of(_repeats(c), 'cold run')}{processes(c)}; "
-                                 f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
-                        headline(c.verdict),
-                        *busy,
-                        *not_cold({name: (c.variants[name].samples, runs)
-                                   for name, runs in c.warm_runs.items()},
-                                  "the verdict, the table, the chart and the causes leave "
-                                  "{them} out")]
+    out: list[ui.Block] = [ui.Heading(("jitcompare: ", ui.Code(c.entry),
+                                       f" ({medians_of(_repeats(c), 'cold run')}{processes(c)}; "
+                                       f"{unmarked_clock(bool(_cpu_phases(c)), 'row')})")),
+                           headline(c.verdict),
+                           *busy,
+                           *not_cold({name: (c.variants[name].samples, runs)
+                                      for name, runs in c.warm_runs.items()},
+                                     "the verdict, the table, the chart and the causes leave "
+                                     "{them} out")]
     out += _diff.blocks(c.baseline, title=False) if c.baseline is not None else []
     out += partial(c.stopped)
-    out += [Image(png, "the first call in parts, per variant"),
-            Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
-            Para([*details(c.verdict), _helpers_line(c), *_compiled_line(c),
-                  outputs_said(c),
-                  f"wall time {fmt_s(c.wall_s)} for flat against nested, of which measured "
-                  f"{fmt_s(c.measured_s())}{whole}{cold}"])]
-    out += [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
+    out += [ui.Image(png, "the first call in parts, per variant"),
+            ui.Table(("phase", "flat", "nested", "flat/nested"), _phase_rows(c)),
+            ui.Para([*details(c.verdict), _helpers_line(c), *_compiled_line(c),
+                     outputs_said(c),
+                     f"wall time {fmt_s(c.wall_s)} for flat against nested, of which measured "
+                     f"{fmt_s(c.measured_s())}{whole}{cold}"])]
+    out += [ui.Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
     out += notes(c)
-    warnings, left = first(c.warnings)
-    out += [Para([("warning: ", w)], "warning") for w in warnings]
-    out += [Para([more(left, "warnings", len(c.warnings))], "warning")] if left else []
-    out += provenance(c)
-    out += [Details((f"jaxpr, {name} ({fmt_count(v.jaxpr_eqns)} equations)",), v.jaxpr_text)
+    warnings, left = ui.first(c.warnings)
+    out += [ui.Para([("warning: ", w)], "warning") for w in warnings]
+    out += [ui.Para([ui.more(left, "warnings", len(c.warnings))], "warning")] if left else []
+    out += ui.provenance(c)
+    out += [ui.Details((f"jaxpr, {name} ({fmt_count(v.jaxpr_eqns)} equations)",), v.jaxpr_text)
             for name, v in c.variants.items() if v.jaxpr_text]
     return out
 
 
-def notes(c: Comparison, limit: int = MAX_ITEMS) -> list[Block]:
+def notes(c: Comparison, limit: int = ui.MAX_ITEMS) -> list[ui.Block]:
     """Each variant's notes, one said of every variant once, at most ``limit``."""
     each = [set(v.notes) for v in c.variants.values()]
     every = [n for n in dict.fromkeys(n for v in c.variants.values() for n in v.notes)
              if all(n in held for held in each)]
     once = set(every)
     said = [("", n) for n in every] + [(f" ({name})", n) for name, v in c.variants.items()
-                                        for n in v.notes if n not in once]
-    shown, left = first(said, limit)
-    out: list[Block] = [Para([(f"note{name}: ", n)]) for name, n in shown]
-    return out + ([Para([more(left, "notes", len(said))])] if left else [])
+                                       for n in v.notes if n not in once]
+    shown, left = ui.first(said, limit)
+    out: list[ui.Block] = [ui.Para([(f"note{name}: ", n)]) for name, n in shown]
+    return out + ([ui.Para([ui.more(left, "notes", len(said))])] if left else [])
 
 
 def _helpers_line(c: Comparison) -> str:
     """The helpers the nested variant nested (or those found, where it never ran)."""
     calls, own = c.nested.helper_calls, c.nested.own_jit
-    helpers, left = first(c.nested.helpers)
-    names = ", ".join(f"{shown_name(h)} ({calls[h]} jit call{'s' * (calls[h] != 1)}"
+    helpers, left = ui.first(c.nested.helpers)
+    names = ", ".join(f"{ui.shown_name(h)} ({calls[h]} jit call{'s' * (calls[h] != 1)}"
                       f"{', your own jax.jit' * (h in own)})" if h in calls
-                      else shown_name(h) for h in helpers) or "none"
-    names += f", {more(left, 'helpers')}" if left else ""
+                      else ui.shown_name(h) for h in helpers) or "none"
+    names += f", {ui.more(left, 'helpers')}" if left else ""
     if not_run(c):
         return f"helpers found: {names} (not nested: measuring stopped first)"
     return f"nested helpers: {names}"
@@ -247,12 +228,12 @@ def _compiled_line(c: Comparison) -> list[str]:
 
 def text_table(c: Comparison) -> str:
     """A plain-text table: what a terminal, a log, or a static export shows."""
-    return as_text(blocks(c))
+    return ui.as_text(blocks(c))
 
 
-def html_summary(c: Comparison, png: bytes | None = None) -> Html:
+def html_summary(c: Comparison, png: bytes | None = None) -> ui.Html:
     """An HTML table with spreads, the chart (if given) and the jaxprs, collapsed."""
-    return as_html(blocks(c, png))
+    return ui.as_html(blocks(c, png))
 
 
 def processes(c: Comparison) -> str:

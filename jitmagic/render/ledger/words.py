@@ -6,22 +6,7 @@ import os
 import re
 from contextlib import suppress
 
-from ...model.ledger import Ledger
-from ...model.ledger.compiles import (
-    CONTEXT,
-    DTYPE,
-    EAGER,
-    FIRST,
-    KEYWORD,
-    NEW_FUNCTION,
-    OTHER,
-    PYTREE,
-    SHAPE,
-    SHARDING,
-    STATIC,
-    UNEXPLAINED,
-    WEAK_TYPE,
-)
+from ...model.ledger import Ledger, compiles
 from ...model.ledger.rows import FunctionRow
 from ...model.saved.schema import printable
 from ...usercode import user_file
@@ -39,11 +24,12 @@ MAGIC_SOURCES = ("the cell", "the statement")
 
 
 #: Each kind of reason (:data:`~jitmagic.model.ledger.compiles.KINDS`) in words.
-KIND_WORDS = {FIRST: "first", WEAK_TYPE: "weak type", SHAPE: "shape",
-              DTYPE: "dtype", SHARDING: "sharding", STATIC: "static value",
-              NEW_FUNCTION: "new function", PYTREE: "pytree", CONTEXT: "context",
-              KEYWORD: "keyword argument",
-              EAGER: "eager op", UNEXPLAINED: "no reason", OTHER: "other"}
+KIND_WORDS = {
+    compiles.FIRST: "first", compiles.WEAK_TYPE: "weak type", compiles.SHAPE: "shape",
+    compiles.DTYPE: "dtype", compiles.SHARDING: "sharding", compiles.STATIC: "static value",
+    compiles.NEW_FUNCTION: "new function", compiles.PYTREE: "pytree",
+    compiles.CONTEXT: "context", compiles.KEYWORD: "keyword argument",
+    compiles.EAGER: "eager op", compiles.UNEXPLAINED: "no reason", compiles.OTHER: "other"}
 
 
 def defined(site: str | None, ledger: Ledger) -> str:
