@@ -149,8 +149,9 @@ def remains(r: CacheRow) -> str:
     if trace is not None and lower is not None and read is not None:
         parts.append(f"the rest {fmt_s(max(start.seconds - trace - lower - read, 0.0))}")
     which = "median" if len(r.warm) % 2 else "middle"
-    cpu = (f"; {fmt_s(start.cpu_s)} of CPU time, the clock it is compared on above"
-           if r.clock() == CPU and start.cpu_s is not None else "")
+    _, warm = r.seconds_on(CPU)  # the table's warm figures, where it compares CPU time
+    cpu = (f"; compared above on CPU time, whose median warm is {fmt_s(median(warm))}"
+           if r.clock() == CPU and warm else "")
     return (f"{r.name}, what remains warm: its {which} warm first call, {fmt_s(start.seconds)} "
             f"of wall time (the clock of JAX's events{cpu}): {', '.join(parts)}")
 
