@@ -369,6 +369,10 @@ def test_the_glance_never_breaks_a_number_across_lines():
         assert not re.search(r"→\n", said)
     assert fitted("the first call " + "923 ms → 366 ms", 24) == [
         "the first call", "    923 ms → 366 ms"]
+    # an option keeps its number (a trial read "(say -r" / "9) may tell")
+    assert fitted("-r auto or a larger -r (say -r 9) may tell", 31) == [
+        "-r auto or a larger -r (say", "    -r 9) may tell"]
+    assert fitted("try --budget 10", 10) == ["try", "    --budget 10"]
 
 
 def test_verbose_is_the_full_report_as_before():

@@ -245,6 +245,8 @@ def as_text(blocks: Iterable[Block]) -> str:
 
 #: A space after a digit or around an arrow (``923 ms → 366 ms``): never broken at.
 _AFTER_DIGIT = re.compile(r"(?<=\d) | (?=→)|(?<=→) ")
+#: An option and its number (``say -r 9``, ``--budget 10``): never broken apart either.
+_OPTION_VALUE = re.compile(r"(?<![\w-])(--?[a-z][\w-]*) (?=\d)")
 #: Stands for such a space while a line is wrapped (no ASCII space, so no break).
 _KEPT = "\u00a0"
 
@@ -254,7 +256,7 @@ def fitted(line: str, width: int | None = None, indent: str = "    ") -> list[st
     width = WIDTH.get() if width is None else width
     if width is None or len(line) <= width:
         return [line]
-    kept = _AFTER_DIGIT.sub(_KEPT, line)
+    kept = _OPTION_VALUE.sub(rf"\1{_KEPT}", _AFTER_DIGIT.sub(_KEPT, line))
     return [x.replace(_KEPT, " ") for x in
             textwrap.wrap(kept, width, subsequent_indent=indent, break_long_words=False,
                           break_on_hyphens=False)]
