@@ -529,6 +529,7 @@ def test_add_effort_puts_the_record_in_the_comparison_and_the_section_shows_it()
         in shown_html
     short, folded = section(added, plot=False)
     assert len(short.splitlines()) <= 1 + len(e.rows) + 1 and "(-v shows every setting" in short
+    assert "follow" not in short  # the figures are one flag away, not below
     assert "<details><summary>" in folded
     assert "data:image/png" in section(added)[1] and "data:image/png" not in shown_html
 

@@ -48,7 +48,7 @@ def answer(e: Effort) -> list[Block]:
     worth = [sentence(e, r) for r in e.rows.values() if e.outcome(r).verdict(r) in (USE, USE_BELOW)]
     tried = len(e.rows)
     return out + [Para(worth or [f"none of the {counted(tried, 'setting')} tried is "
-                                 "worth using here (each one's figures follow in full)"])]
+                                 "worth using here"])]
 
 
 def blocks(e: Effort, png: bytes | None = None) -> list[Block]:
