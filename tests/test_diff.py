@@ -124,6 +124,13 @@ def test_another_machine_or_jax_compares_with_a_warning_naming_what_differs():
     assert "jitmagic" not in warning  # a newer jitmagic is expected, not a different machine
     assert "warning: the reports were measured in different environments" in \
         full(jitmagic.diff(report(), new))
+    # what one run measured is no environment: the CPU clock's step, a fresh sample's cost
+    ran = {**ENV, "cpu_tick_s": 1.554e-06, "cold_samples": {"where": "fresh", "sample_s": 21.4}}
+    again = {**ran, "cpu_tick_s": 1.873e-06, "cold_samples": {"where": "fresh", "sample_s": 22.6}}
+    assert jitmagic.diff(report(env=ran), report(env=again)).warnings == ()
+    here = {**again, "cold_samples": {"where": "session"}}
+    (warning,) = jitmagic.diff(report(env=ran), report(env=here)).warnings
+    assert "cold_samples fresh → session" in warning
 
 
 def test_a_diff_shows_itself_in_html_escaped():

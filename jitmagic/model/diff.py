@@ -25,7 +25,7 @@ STRUCTURE = tuple(key for key in ROW_STRUCTURE if key != "jaxpr_eqns_top")
 FigureKind = Literal["larger", "smaller", "same", "not recorded in both"]
 LARGER, SMALLER, SAME_SIZE, NOT_IN_BOTH = get_args(FigureKind)
 #: ``env`` keys that are expected to differ between two runs of the same code.
-UNCOMPARED_ENV = frozenset({"jitmagic"})
+UNCOMPARED_ENV = frozenset({"jitmagic", "cpu_tick_s"})
 #: A structure figure: a count, or XLA's cost analysis (a float in some JAX versions).
 Figure = int | float
 #: What a timing stage of NEW is where the loads were too far apart to compare.
@@ -326,9 +326,17 @@ def structure_figure(row: Any, name: str) -> Figure | None:
 
 
 def env_changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[tuple[str, Any, Any], ...]:
-    """Every ``env`` entry that differs, as (key, OLD's, NEW's)."""
-    return tuple((k, old.get(k), new.get(k)) for k in dict.fromkeys([*old, *new])
-                 if k not in UNCOMPARED_ENV and old.get(k) != new.get(k))
+    """Every ``env`` entry that differs, as (key, OLD's, NEW's): what the machine, JAX and
+    the samples' place were, not what a run measured (the CPU clock's step, a sample's cost)."""
+    a, b = _setting(old), _setting(new)
+    return tuple((k, a.get(k), b.get(k)) for k in dict.fromkeys([*a, *b])
+                 if k not in UNCOMPARED_ENV and a.get(k) != b.get(k))
+
+
+def _setting(env: dict[str, Any]) -> dict[str, Any]:
+    """``env`` with where the cold samples were taken in place of what they cost."""
+    where = env.get("cold_samples")
+    return {**env, "cold_samples": where.get("where")} if isinstance(where, dict) else env
 
 
 # --- ``--effort`` in both reports ------------------------------------------------------
