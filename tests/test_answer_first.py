@@ -361,6 +361,30 @@ def test_the_glance_is_the_answer_in_at_most_twelve_lines_of_the_terminals_width
     assert "rest of first call" not in str(c) and "min–max" not in str(c)  # behind -v
 
 
+def test_the_glance_says_the_rest_briefly_where_in_full_it_would_pass_twelve_lines():
+    """A trial's 13 lines: three helpers and an inconclusive verdict (three lines of
+    headline), a busy machine, different programs and fresh samples (two lines more)."""
+    runs = {"first_call_s": [0.31, 0.52, 0.26], "wait_s": [0.2] * 3}
+    c = comparison(
+        variant("flat", {**runs, "first_call_cpu_s": [0.283, 0.30, 0.27]}, every=0.01),
+        variant("nested", {**runs, "first_call_cpu_s": [0.287, 0.27, 0.31]}, every=0.01,
+                helpers=("loss", "mlp", "mylayers.layer")),
+        entry="step", same_compiled=False,
+        env={"cold_samples": {"where": "fresh", "sample_s": 21.4}})
+    assert c.busy and c.verdict.difference.kind == "inconclusive"
+    full = text(c, width=1000)  # every line whole: what the glance says when it fits
+    assert "busy machine: CPU time judged" in full and "different programs" in full
+    for width in (100, 80):
+        lines = text(c, width=width).splitlines()
+        assert len(lines) <= 12, "\n".join(lines)
+        said = "\n".join(lines)
+        assert "inconclusive" in said.split("  CPU time")[0] and lines[-1].startswith("more: -v")
+        assert "cold samples: each a fresh process (21.4 s each)" in " ".join(lines)
+        assert "busy machine" not in said  # the headline and the table name CPU time
+    differ = text(dataclasses.replace(c, outputs_match=False), width=80).splitlines()
+    assert len(differ) <= 12 and "outputs: MISMATCH between flat and nested" in differ
+
+
 def test_the_glance_never_breaks_a_number_across_lines():
     c = measured()
     for width in range(30, 101):

@@ -354,9 +354,8 @@ def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:
     if not said:
         return None
     if said["where"] == "fresh":
-        cost = f" ({fmt_s(said['sample_s'])} a sample)" if said.get("sample_s") else ""
-        return [f"cold samples: each in a fresh process{cost}, as this backend's compiler "
-                "remembers compiles within one"]
+        cost = f" ({fmt_s(said['sample_s'])} each)" if said.get("sample_s") else ""
+        return [f"cold samples: each a fresh process{cost}, as the compiler here remembers"]
     options = [w for w in shlex.split(c.options or "") if w not in MAGIC_ONLY]
     file = os.path.basename(c.file) if c.file else "FILE.py"
     command = shlex.join(["python", "-m", "jitmagic", file, *options])

@@ -216,16 +216,25 @@ def forms(c: Comparison | Sweep | Lines) -> dict[str, str]:
     return bundle(c)
 
 
+#: The most lines the glance takes (at the terminal's width, where it is known).
+GLANCE_LINES = 12
+
+
 def glance(c: Comparison, html: str | None = None) -> list[Block]:
-    """The comparison at a glance, as blocks (``html``: where the HTML report was written)."""
+    """The comparison at a glance, as blocks (``html``: where the HTML report was written):
+    what else was found said briefly where in full it would pass :data:`GLANCE_LINES`."""
     first_note = notes(c, 1)[:1] if not c.nested.helpers else []  # why none was nested
-    return [Para([("jitcompare: ", Code(c.entry), " — ", *prose(verdict_line(c)))], "verdict",
+    head = [Para([("jitcompare: ", Code(c.entry), " — ", *prose(verdict_line(c)))], "verdict",
                  bold=True),
             Table((clock_name(c.clock_of(FIRST_CALL)), *VARIANTS, "flat/nested"),
                   [_stage_row(c, p) for p in PHASES], indent="  "),
-            *first_note,
-            Para([line for line in (why_line(c), found_line(c), sampled_line(c),
-                                    more_line(c, html)) if line])]
+            *first_note]
+    for brief in (False, True):
+        shown = [*head, Para([line for line in (why_line(c), found_line(c, brief),
+                                                sampled_line(c), more_line(c, html)) if line])]
+        if len(as_text(shown).splitlines()) <= GLANCE_LINES:
+            break
+    return shown
 
 
 def verdict_line(c: Comparison) -> str:
@@ -282,16 +291,20 @@ def _saving(c: Comparison, x: Cause) -> str:
     return f"{inlined}{x.fix or 'nesting'} saves {fmt_s(x.seconds)}"
 
 
-def found_line(c: Comparison) -> str:
-    """What else the report found, in one line."""
+def found_line(c: Comparison, brief: bool = False) -> str:
+    """What else the report found, in one line; ``brief``: only a stop and outputs that do
+    not match (the clock is in the headline and the table, the rest behind -v)."""
     parts = [f"PARTIAL: {c.stopped}"] if c.stopped else []
+    said = outputs_said(c)
+    if brief:
+        return " · ".join([*parts, *([said] if c.outputs_match is False else [])])
     parts += [processes(c).removeprefix(", ")] if processes(c) else []
     if c.clock_of(FIRST_CALL) == CPU:
         wall = c.difference(FIRST_CALL, WALL)
         parts.append(f"busy machine: CPU time judged (wall time: {say(wall)})")
     if (left := sum(len(runs) for runs in c.warm_runs.values())):
         parts.append(f"{counted(left, 'run')} not cold, left out")
-    parts.append(outputs_said(c))
+    parts.append(said)
     if c.same_compiled is False:  # one program: the execute row says so
         parts.append("XLA compiled them to different programs")
     return " · ".join(parts)
