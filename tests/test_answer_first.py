@@ -385,6 +385,16 @@ def test_the_glance_says_the_rest_briefly_where_in_full_it_would_pass_twelve_lin
     assert len(differ) <= 12 and "outputs: MISMATCH between flat and nested" in differ
 
 
+def test_a_glance_of_nothing_measured_shows_no_table_of_dashes():
+    """``--timeout 0.3``: a trial read 'nothing was measured', five rows of dashes, then a
+    pointer to spreads and program sizes that were never measured."""
+    c = comparison(variant("flat", {}), variant("nested", {}),
+                   stopped="stopped by --timeout after finding your helpers")
+    lines = text(c, width=100).splitlines()
+    assert "nothing was measured" in lines[0] and not any("—" in ln for ln in lines[1:])
+    assert lines[-1].startswith("more: -v (the full report)")
+
+
 def test_the_glance_never_breaks_a_number_across_lines():
     c = measured()
     for width in range(30, 101):

@@ -224,11 +224,10 @@ def glance(c: Comparison, html: str | None = None) -> list[Block]:
     """The comparison at a glance, as blocks (``html``: where the HTML report was written):
     what else was found said briefly where in full it would pass :data:`GLANCE_LINES`."""
     first_note = notes(c, 1)[:1] if not c.nested.helpers else []  # why none was nested
+    table = [Table((clock_name(c.clock_of(FIRST_CALL)), *VARIANTS, "flat/nested"),
+                   [_stage_row(c, p) for p in PHASES], indent="  ")] if measured(c) else []
     head = [Para([("jitcompare: ", Code(c.entry), " — ", *prose(verdict_line(c)))], "verdict",
-                 bold=True),
-            Table((clock_name(c.clock_of(FIRST_CALL)), *VARIANTS, "flat/nested"),
-                  [_stage_row(c, p) for p in PHASES], indent="  "),
-            *first_note]
+                 bold=True), *table, *first_note]
     for brief in (False, True):
         shown = [*head, Para([line for line in (why_line(c), found_line(c, brief),
                                                 sampled_line(c), more_line(c, html)) if line])]
@@ -310,13 +309,19 @@ def found_line(c: Comparison, brief: bool = False) -> str:
     return " · ".join(parts)
 
 
+def measured(c: Comparison) -> bool:
+    """Whether any cold run finished (else the glance has no figures to show)."""
+    return any(v.samples.get(FIRST_CALL) for v in c.variants.values())
+
+
 def more_line(c: Comparison, html: str | None) -> str:
     """What the full report adds, and where it is (``-v``, ``--why``, the HTML report)."""
     warned = f", {counted(len(c.warnings), 'warning')}" if c.warnings else ""
     noted = len({n for v in c.variants.values() for n in v.notes})
     noted_said = f", {counted(noted, 'note')}" if noted else ""
     other = WALL if c.clock_of(FIRST_CALL) == CPU else CPU  # the clock the table does not show
-    said = [f"-v (spreads, {clock_name(other)}, program sizes, causes{warned}{noted_said})"]
+    said = [f"-v (spreads, {clock_name(other)}, program sizes, causes{warned}{noted_said})"
+            if measured(c) else f"-v (the full report{warned}{noted_said})"]
     if any(x.option for x in c.why if not x.measured):
         said.append("--why")
     if html:
