@@ -169,7 +169,9 @@ def test_paths_are_read_and_a_sweep_is_refused(paths):
     old, new = paths("old.json", report()), paths("new.json", report(2.0))
     assert jitmagic.diff(old, new).stage("flat", "trace_s").kind == "slower"
     sweep = paths("s.json", Sweep("n", (1,), (report(),), 1.0))
-    with pytest.raises(jitmagic.ReportSchemaError, match="for a sweep, diff two of its points"):
+    with pytest.raises(jitmagic.ReportSchemaError,
+                       match=r"give two comparisons. reports \(of a sweep, two of its points "
+                             r"in Python: jitmagic.diff\(sweep.points\[0\], sweep.points\[1\]\)\)"):
         jitmagic.diff(sweep, new)
 
 

@@ -223,7 +223,7 @@ def test_a_wrong_field_is_named(tmp_path, field, value, message):
     (b'{"schema": ' + b"9" * 5000 + b"}", "not JSON"),
     (b'{"schema": NaN}', "NaN is not a number JSON allows"),
     (b"\x80\x04\x95\x10\x00\x00pickle\x94.", "not JSON"),
-    (b"\xef\xbb\xbf[1, 2]", "schema None"),  # a byte-order mark is read, then refused
+    (b"\xef\xbb\xbf[1, 2]", "no \"schema\" field"),  # a byte-order mark is read, then refused
 ])
 def test_hostile_files_raise_the_report_error(tmp_path, content, message):
     path = tmp_path / "hostile.json"

@@ -51,8 +51,8 @@ def test_sweeps_round_trip(tmp_path):
     ("content", "message"),
     [
         ({"schema": "jitmagic.comparison/99"}, "schema 'jitmagic.comparison/99'"),
-        ({"entry": "f"}, "schema None"),
-        ([1, 2], "schema None"),
+        ({"entry": "f"}, "not a jitmagic report \\(it has no \"schema\" field\\): give a file"),
+        ([1, 2], "not a jitmagic report \\(it has no \"schema\" field\\)"),
         ({"schema": "jitmagic.comparison/1"}, "entry: missing"),
     ],
 )

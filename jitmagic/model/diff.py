@@ -269,7 +269,8 @@ def comparison_only(r: Any) -> Comparison:
     """``r``, a comparison; ``ReportSchemaError`` for any other record."""
     if not isinstance(r, Comparison):
         raise ReportSchemaError(f"diff compares two comparisons, not a {type(r).__name__}: "
-                                "for a sweep, diff two of its points (sweep.points[i])")
+                                "give two comparisons' reports (of a sweep, two of its points "
+                                "in Python: jitmagic.diff(sweep.points[0], sweep.points[1]))")
     return r
 
 

@@ -74,6 +74,9 @@ def _check_schema(data: Any) -> None:
     if schema.newer(given, SCHEMA) or schema.newer(given, SWEEP_SCHEMA):
         raise schema.ReportSchemaError(f"written by a newer jitmagic (schema {given!r}): "
                                        f"{reads}; upgrade jitmagic to read it")
+    if given is None:  # no schema at all: some other JSON
+        raise schema.ReportSchemaError("not a jitmagic report (it has no \"schema\" field): "
+                                       "give a file that --save or jitmagic.save wrote")
     raise schema.ReportSchemaError(f"cannot read a report with schema {_describe(given)}: "
                                    f"{reads}")
 
