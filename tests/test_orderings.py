@@ -142,6 +142,13 @@ def test_bad_in_axes_spec(spec, message):
          "f(jnp.ones(3), jnp.ones(4))\n", r"different lengths: .* 3; .* 4"),
         ("--in-axes 0,1", "import jax.numpy as jnp\ndef f(x, n):\n    return x * n\n"
          "f(jnp.ones(3), 2)\n", "argument 2 .*holds no array: write None"),
+        # a NamedTuple state whose step is a scalar: the leaf named, and what to write
+        ("--in-axes 0,0", "import jax.numpy as jnp\nfrom typing import NamedTuple\n"
+         "class State(NamedTuple):\n    w: jnp.ndarray\n    step: jnp.ndarray\n"
+         "def f(s, x):\n    return s.w * x + s.step\n"
+         "f(State(jnp.ones(3), jnp.array(0)), jnp.ones(3))\n",
+         r"maps argument 1, \.step \(an array of shape \(\)\) along axis 0, which it does not "
+         r"have: a scalar has no axis to map: give it None"),
         ("--vmap", "import jax, numpy as np, jax.numpy as jnp\ndef f(x):\n"
          "    return jax.pure_callback(np.sin, jax.ShapeDtypeStruct(x.shape, x.dtype), x)\n"
          "f(jnp.ones(3))\n", "cannot be batched as asked"),

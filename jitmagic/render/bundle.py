@@ -291,12 +291,12 @@ def _saving(c: Comparison, x: Cause) -> str:
 
 
 def found_line(c: Comparison, brief: bool = False) -> str:
-    """What else the report found, in one line; ``brief``: only a stop and outputs that do
-    not match (the clock is in the headline and the table, the rest behind -v)."""
+    """What else the report found, in one line; ``brief``: only a stop and the outputs (the
+    clock is in the headline and the table, the rest behind -v)."""
     parts = [f"PARTIAL: {c.stopped}"] if c.stopped else []
     said = outputs_said(c)
     if brief:
-        return " · ".join([*parts, *([said] if c.outputs_match is False else [])])
+        return " · ".join([*parts, said])
     parts += [processes(c).removeprefix(", ")] if processes(c) else []
     if c.clock_of(FIRST_CALL) == CPU:
         wall = c.difference(FIRST_CALL, WALL)

@@ -91,7 +91,7 @@ def one_example(args: tuple, in_axes: Any) -> tuple:
     with persistent_cache_off():  # jitmagic's own jit_take: not into the user's cache
         for i, arg in zip(positions, arrays, strict=True):
             pairs = _leaf_axes(arg, next(per_arg), f"argument {i + 1}")
-            leaves = [leaf if ax is None else jnp.take(leaf, 0, axis=ax) for leaf, ax in pairs]
+            leaves = [leaf if ax is None else jnp.take(leaf, 0, axis=ax) for leaf, ax, _ in pairs]
             out[i] = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(arg), leaves)
     return tuple(out)
 
@@ -137,18 +137,21 @@ def _per_arg(axes: int | tuple, arrays: tuple) -> tuple:
     return axes if isinstance(axes, tuple) else (axes,) * len(arrays)
 
 
-def _leaf_axes(arg: Any, spec: Any, label: str) -> list[tuple[Any, int | None]]:
-    """Every array leaf of one argument with the axis ``spec`` maps it along (or InputError)."""
-    pairs: list[tuple[Any, int | None]] = []
+def _leaf_axes(arg: Any, spec: Any, label: str) -> list[tuple[Any, int | None, str]]:
+    """Every array leaf of one argument with the axis ``spec`` maps it along and its label
+    (``argument 1, .step``), or InputError."""
+    pairs: list[tuple[Any, int | None, str]] = []
 
-    def collect(axis: Any, sub: Any) -> None:
+    def collect(path: Any, axis: Any, sub: Any) -> None:
         if axis is not None and not isinstance(axis, int):
             raise InputError(f"--in-axes for {label} holds {axis!r}, which is not an axis: "
                              "use an integer or None.")
-        pairs.extend((leaf, axis) for leaf in jax.tree_util.tree_leaves(sub))
+        for inner, leaf in jax.tree_util.tree_flatten_with_path(sub)[0]:
+            where = jax.tree_util.keystr((*path, *inner))
+            pairs.append((leaf, axis, f"{label}, {where}" if where else label))
 
     try:
-        jax.tree_util.tree_map(collect, spec, arg, is_leaf=lambda x: x is None)
+        jax.tree_util.tree_map_with_path(collect, spec, arg, is_leaf=lambda x: x is None)
     except InputError:
         raise
     except (ValueError, TypeError, KeyError):
@@ -164,14 +167,17 @@ def _batch_size(arrays: tuple, axes: int | tuple, static: list[bool]) -> int:
     labels = [f"argument {i + 1}" for i, s in enumerate(static) if not s]
     sizes: dict[int, str] = {}
     for a, spec, label in zip(arrays, _per_arg(axes, arrays), labels, strict=True):
-        for leaf, axis in _leaf_axes(a, spec, label):
+        for leaf, axis, where in _leaf_axes(a, spec, label):
             if axis is None:
                 continue
             if not -leaf.ndim <= axis < leaf.ndim:
-                raise InputError(f"--in-axes maps {label} (an array of shape "
+                use = (f"use an axis from {-leaf.ndim} to {leaf.ndim - 1}" if leaf.ndim else
+                       "a scalar has no axis to map: give it None (a tree of axes for the "
+                       "argument, or None for the whole of it)")
+                raise InputError(f"--in-axes maps {where} (an array of shape "
                                  f"{tuple(leaf.shape)}) along axis {axis}, which it does not "
-                                 f"have: use an axis from {-leaf.ndim} to {leaf.ndim - 1}.")
-            sizes.setdefault(leaf.shape[axis], f"{label} (shape {tuple(leaf.shape)}, axis {axis})")
+                                 f"have: {use}.")
+            sizes.setdefault(leaf.shape[axis], f"{where} (shape {tuple(leaf.shape)}, axis {axis})")
     if len(sizes) > 1:
         lengths = "; ".join(f"{where} has length {n}" for n, where in sizes.items())
         raise InputError(f"--in-axes maps axes of different lengths: {lengths}. The batch axis "
