@@ -18,6 +18,16 @@ def test_a_misspelt_option_gets_did_you_mean_and_the_options(run_magic):
     assert "--repeat" in str(info.value) and "--nest" in str(info.value)
 
 
+@pytest.mark.parametrize(("line", "said"), [
+    ("--sweep", "argument --sweep: expected one argument. Write --sweep NAME=V1,V2,..."),
+    ("-o -r", "argument -r/--repeat: expected one argument. Write --repeat N|auto."),
+])
+def test_an_option_given_no_value_is_told_what_to_write(run_magic, line, said):
+    with pytest.raises(UsageError) as info:
+        run_magic(line, CELL)
+    assert said in str(info.value)
+
+
 def test_q_is_quiet_as_in_timeit(run_magic):
     result, _ = run_magic(f"-q -o {FAST}", CELL)
     assert result.flat.ok

@@ -16,8 +16,14 @@ COMMAND_FLAGS = frozenset(spec.flags[-1] for spec in OPTION_SPECS
 
 
 def with_option_hint(message: str, parser: argparse.ArgumentParser) -> str:
-    """argparse's error ``message``, with :func:`unknown_option_hint` for ``parser``'s options."""
+    """argparse's error ``message``, with :func:`unknown_option_hint` for ``parser``'s options,
+    or what to write after an option given no value (``--sweep NAME=V1,V2,...``)."""
     hint = unknown_option_hint(message, list(option_strings(parser)))
+    if (empty := re.search(r"argument (\S+): expected one argument", message)) and not hint:
+        flag = empty[1].split("/")[-1]
+        action = parser._option_string_actions.get(flag)
+        metavar = str(action.metavar) if action and action.metavar else ""
+        hint = f"Write {flag} {metavar}{'.' * (not metavar.endswith('.'))}" if metavar else ""
     return f"{message}. {hint}" if hint else message
 
 
