@@ -1,0 +1,73 @@
+"""Why the command's fresh children read the seed's nested first call below the hand's
+(issue 60: 3.74-3.84 s against 4.06-4.25 s on a TPU v5e, the flat ones alike): one
+variant's cold first call in fresh processes of four kinds, taken in turn, in one command.
+
+- ``hand``: as ``fresh_vs_hand.py`` times it (the cell's setup, a tiny warm-up jit, then
+  ``jax.jit(g)(x)``);
+- ``hand, no warm-up``: the same without the warm-up jit;
+- ``hand, traced first``: the same after an untimed ``jax.make_jaxpr`` of the flat
+  program (what the command's discovery does before its samples);
+- ``command``: the command's own child (``measure_in_child``, one sample).
+
+    python benchmarks/fresh_bias.py [nested|flat] [ROUNDS]
+
+On the TPU host: ``PYTHONPATH=$PYTHONPATH:$PWD python benchmarks/fresh_bias.py nested 3``
+(12 fresh processes, about 4 minutes there).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from fresh_vs_hand import ONE_CALL, SEED
+
+from jitmagic.measure.children import Entry, run_child
+from jitmagic.model.progress import Finished
+
+#: The by-hand process's lines before its timed call, per kind (``ONE_CALL`` edited): its
+#: warm-up, and an untimed trace of the flat program before the helper is jitted.
+WARM_UP = "jax.block_until_ready(jax.jit(lambda a: a + 1)(1.0))\n"
+NESTING = 'if sys.argv[3] == "nested":'
+TRACED = "jax.make_jaxpr(lambda: eval(call, namespace))()\n"
+KINDS = {"hand": ONE_CALL, "hand, no warm-up": ONE_CALL.replace(WARM_UP, ""),
+         "hand, traced first": ONE_CALL.replace(NESTING, TRACED + NESTING)}
+
+
+def by_hand(code: str, path: str, variant: str) -> float:
+    done = subprocess.run([sys.executable, "-c", code, path, "f", variant],
+                          capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def by_command(path: str, variant: str) -> float:
+    end = run_child(Entry("jitmagic.frontends.command", "measure_in_child"),
+                    {"argv": [path, "-r", "1", "-q"], "sample": variant}, timeout_s=600)
+    assert isinstance(end, Finished), end
+    return end.result["variants"][variant]["samples"]["first_call_s"][0]
+
+
+def main() -> None:
+    variant = sys.argv[1] if len(sys.argv) > 1 else "nested"
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    assert WARM_UP in ONE_CALL and TRACED in KINDS["hand, traced first"]
+    path = os.path.join(tempfile.mkdtemp(prefix="fresh_bias_"), "seed.py")
+    with open(path, "w") as out:
+        out.write(SEED)
+    seconds: dict[str, list[float]] = {k: [] for k in (*KINDS, "command")}
+    for i in range(rounds):
+        for kind in list(seconds)[:: 1 if i % 2 == 0 else -1]:
+            took = by_command(path, variant) if kind == "command" else \
+                by_hand(KINDS[kind], path, variant)
+            seconds[kind].append(took)
+            print(f"round {i + 1}: {kind:20} {took:.3f} s", flush=True)
+    for kind, xs in seconds.items():
+        print(f"{variant} first call, {kind:20} median {statistics.median(xs):.3f} s "
+              f"({min(xs):.3f}-{max(xs):.3f} s)")
+
+
+if __name__ == "__main__":
+    main()
