@@ -44,7 +44,7 @@ from .diff import html as diff_html
 from .diff import text as diff_text
 from .drawing import load_charts
 from .format import PHASE_LABELS
-from .headlines import comparison_headline, helpers_named
+from .headlines import comparison_headline, helpers_named, nothing_measured
 from .lines import html_table as lines_html
 from .lines import text as lines_text
 from .sweep import sweep_html, sweep_text
@@ -200,13 +200,18 @@ def html_document(c: Comparison | Sweep, plot: bool = True, note: str | None = N
     data = bundle(c, plot=plot)
     body = (with_note(data, note) if note else data)["text/html"]
     shown, left = first(list(c.env.items()))
-    rows = [(shown_name(str(k)), shown_name(", ".join(map(str, v)) if isinstance(v, list | tuple)
-                                            else "—" if v is None else "(not set)" if v == ""
-                                            else str(v), MAX_CHARS)) for k, v in shown]
+    rows = [(shown_name(str(k)), shown_name(_env_value(v), MAX_CHARS)) for k, v in shown]
     rows += [(more(left, "entries", len(c.env)), "")] if left else []
     env = Table((), rows, css="jitcompare-env")
     return page(f"jitcompare: {shown_name(c.entry)}",
                 f"{body}\n{fold('Where these numbers came from', env.as_html())}")
+
+
+def _env_value(v: object) -> str:
+    """An environment value as the page shows it: a list joined, None and "" said."""
+    if isinstance(v, list | tuple):
+        return ", ".join(map(str, v))
+    return "—" if v is None else "(not set)" if v == "" else str(v)
 
 
 def forms(c: Comparison | Sweep | Lines) -> dict[str, str]:
@@ -225,7 +230,8 @@ def glance(c: Comparison, html: str | None = None) -> list[Block]:
     what else was found said briefly where in full it would pass :data:`GLANCE_LINES`."""
     first_note = notes(c, 1)[:1] if not c.nested.helpers else []  # why none was nested
     table = [Table((clock_name(c.clock_of(FIRST_CALL)), *VARIANTS, "flat/nested"),
-                   [_stage_row(c, p) for p in PHASES], indent="  ")] if measured(c) else []
+                   [_stage_row(c, p) for p in PHASES], indent="  ")] \
+        if not nothing_measured(c) else []
     head = [Para([("jitcompare: ", Code(c.entry), " — ", *prose(verdict_line(c)))], "verdict",
                  bold=True), *table, *first_note]
     for brief in (False, True):
@@ -309,11 +315,6 @@ def found_line(c: Comparison, brief: bool = False) -> str:
     return " · ".join(parts)
 
 
-def measured(c: Comparison) -> bool:
-    """Whether any cold run finished (else the glance has no figures to show)."""
-    return any(v.samples.get(FIRST_CALL) for v in c.variants.values())
-
-
 def more_line(c: Comparison, html: str | None) -> str:
     """What the full report adds, and where it is (``-v``, ``--why``, the HTML report)."""
     warned = f", {counted(len(c.warnings), 'warning')}" if c.warnings else ""
@@ -321,7 +322,7 @@ def more_line(c: Comparison, html: str | None) -> str:
     noted_said = f", {counted(noted, 'note')}" if noted else ""
     other = WALL if c.clock_of(FIRST_CALL) == CPU else CPU  # the clock the table does not show
     said = [f"-v (spreads, {clock_name(other)}, program sizes, causes{warned}{noted_said})"
-            if measured(c) else f"-v (the full report{warned}{noted_said})"]
+            if not nothing_measured(c) else f"-v (the full report{warned}{noted_said})"]
     if any(x.option for x in c.why if not x.measured):
         said.append("--why")
     if html:

@@ -49,9 +49,9 @@ def comparison_text(c: Compared, first: Difference) -> str:
     """The verdict on a :class:`~.comparison.Comparison`: first call, then the stages."""
     if not (c.flat.ok and c.nested.ok):
         return "Only one variant ran; see its error below."
+    if nothing_measured(c):
+        return "Stopped before any cold run finished: nothing was measured."
     if not_run(c):
-        if not c.flat.samples.get("first_call_s"):
-            return "Stopped before any cold run finished: nothing was measured."
         return "Stopped before the nested variant ran: nothing to compare."
     if not c.nested.helpers:
         return _nothing_nested(c)
@@ -160,6 +160,11 @@ def helpers_named(c: Compared) -> str:
 def _numbers(d: Difference, numbers: str, runs_said: str | None = None) -> str:
     """``(2.1×–4.0×; 2.4 s flat, 450 ms nested, 3 runs)``."""
     return interval(d, f"{numbers}, {runs_said or counted(d.runs, 'run')}")
+
+
+def nothing_measured(c: Compared) -> bool:
+    """Whether measuring stopped before any cold run finished (no figure to show)."""
+    return not_run(c) and not c.flat.samples.get("first_call_s")
 
 
 def not_run(c: Compared) -> bool:
