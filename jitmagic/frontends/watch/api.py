@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ...errors import InputError, RecompiledError
+from ...measure.sampling.stops import first_line
 from ...measure.watch.recorder import Recorder
 from ...model.ledger import Gate, Ledger
 from ...model.ledger.compiles import Compile
@@ -109,10 +110,10 @@ def watched(gate: Gate, source: str, source_file: str | None = None, *,
         stopped = True
         raise
     except SystemExit as exc:  # ``sys.exit(main())``: a script's ordinary end where it is 0
-        error = None if exc.code in (0, None) else one_line(exc)
+        error = None if exc.code in (0, None) else first_line(exc, named=True)
         raise
     except BaseException as exc:
-        error = one_line(exc)
+        error = first_line(exc, named=True)
         raise
     finally:
         recorder.stop()
@@ -137,9 +138,3 @@ def write_ledger(ledger: Ledger, save: str | None, html: str | None,
                  ) -> tuple[list[str], list[str]]:
     """Write ``ledger`` to ``--save`` and ``--html``: (lines written, lines of failures)."""
     return write_outputs(ledger, argparse.Namespace(save=save, html=html), said=wrote)
-
-
-def one_line(exc: BaseException) -> str:
-    """``ZeroDivisionError: division by zero``, its first line."""
-    said = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {said[0]}" if said else type(exc).__name__
