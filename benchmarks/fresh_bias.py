@@ -33,37 +33,77 @@ from jitmagic.model.progress import Finished
 WARM_UP = "jax.block_until_ready(jax.jit(lambda a: a + 1)(1.0))\n"
 NESTING = 'if sys.argv[3] == "nested":'
 TRACED = "jax.make_jaxpr(lambda: eval(call, namespace))()\n"
+LOWERED = "jax.jit(lambda: eval(call, namespace)).lower()\njax.clear_caches()\n"
 KINDS = {"hand": ONE_CALL, "hand, no warm-up": ONE_CALL.replace(WARM_UP, ""),
-         "hand, traced first": ONE_CALL.replace(NESTING, TRACED + NESTING)}
+         "hand, traced first": ONE_CALL.replace(NESTING, TRACED + NESTING),
+         "hand, lowered first": ONE_CALL.replace("entry, args", LOWERED.replace(
+             "call,", "call.replace(call.split('(')[0], 'fn', 1),").replace(
+             "namespace)", "{**namespace, 'fn': jax.jit(namespace[call.split('(')[0]])})")
+             + "entry, args"),
+         "hand, after 5 s": ONE_CALL.replace(WARM_UP, WARM_UP + "time.sleep(5)\n"),
+         "hand, AOT stages": ONE_CALL.replace(
+             'jax.block_until_ready(eval(f"fn({args}", {**namespace, "fn": fn}))',
+             'jax.block_until_ready(eval(f"fn.trace({args}", {**namespace, "fn": fn})'
+             '.lower().compile()(*eval(f"({args},", namespace)))')}
 
 
-def by_hand(code: str, path: str, variant: str) -> float:
+def counted_child(inputs: dict) -> dict:
+    """The command's child, with the page faults of each cold sample in its result (and,
+    where ``trim`` is asked, glibc's free memory handed back to the system before it)."""
+    import ctypes
+    import resource
+
+    from jitmagic.frontends.command import measure_in_child
+    from jitmagic.measure.sampling.runner import Sampler
+
+    once, faults = Sampler._measure_once, []
+
+    def counted(self, *args, **kwargs):
+        if inputs.get("trim"):
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        once(self, *args, **kwargs)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+
+    Sampler._measure_once = counted
+    return {**measure_in_child(inputs), "page_faults": faults}
+
+
+def by_hand(code: str, path: str, variant: str) -> tuple[float, str]:
+    """The first call's seconds, and its stages as JAX's monitoring events add them up."""
     done = subprocess.run([sys.executable, "-c", code, path, "f", variant],
                           capture_output=True, text=True, check=True)
-    return float(done.stdout.strip().splitlines()[-1])
+    *_, stages, took = done.stdout.strip().splitlines()
+    return float(took), stages
 
 
-def by_command(path: str, variant: str) -> float:
-    end = run_child(Entry("jitmagic.frontends.command", "measure_in_child"),
-                    {"argv": [path, "-r", "1", "-q"], "sample": variant}, timeout_s=600)
+def by_command(path: str, variant: str, trim: bool = False) -> tuple[float, str]:
+    end = run_child(Entry("fresh_bias", "counted_child"),
+                    {"argv": [path, "-r", "1", "-q"], "sample": variant, "trim": trim},
+                    timeout_s=600)
     assert isinstance(end, Finished), end
-    return end.result["variants"][variant]["samples"]["first_call_s"][0]
+    samples = end.result["variants"][variant]["samples"]
+    stages = {k: round(xs[0], 3) for k, xs in samples.items() if xs and xs[0] is not None}
+    stages["page_faults"] = end.result["page_faults"]
+    return samples["first_call_s"][0], str(stages)
 
 
 def main() -> None:
     variant = sys.argv[1] if len(sys.argv) > 1 else "nested"
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    wanted = sys.argv[3].split(";") if len(sys.argv) > 3 else [*KINDS, "command"]
     assert WARM_UP in ONE_CALL and TRACED in KINDS["hand, traced first"]
     path = os.path.join(tempfile.mkdtemp(prefix="fresh_bias_"), "seed.py")
     with open(path, "w") as out:
         out.write(SEED)
-    seconds: dict[str, list[float]] = {k: [] for k in (*KINDS, "command")}
+    seconds: dict[str, list[float]] = {k: [] for k in (*KINDS, "command", "command, trimmed")
+                                       if k in wanted}
     for i in range(rounds):
         for kind in list(seconds)[:: 1 if i % 2 == 0 else -1]:
-            took = by_command(path, variant) if kind == "command" else \
-                by_hand(KINDS[kind], path, variant)
+            took, stages = by_command(path, variant, "trim" in kind) if "command" in kind \
+                else by_hand(KINDS[kind], path, variant)
             seconds[kind].append(took)
-            print(f"round {i + 1}: {kind:20} {took:.3f} s", flush=True)
+            print(f"round {i + 1}: {kind:20} {took:.3f} s  {stages}", flush=True)
     for kind, xs in seconds.items():
         print(f"{variant} first call, {kind:20} median {statistics.median(xs):.3f} s "
               f"({min(xs):.3f}-{max(xs):.3f} s)")

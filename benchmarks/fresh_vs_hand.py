@@ -47,7 +47,7 @@ g(x)
 PROGRAMS = {"mlp": (MLP, "block"), "seed": (SEED, "f")}
 #: One cold first call in a fresh process: the cell's lines, the helper jitted or not.
 ONE_CALL = """
-import sys, time, jax
+import resource, sys, time, jax
 source = open(sys.argv[1]).read()
 *setup, call = source.rstrip().splitlines()
 namespace = {}
@@ -57,9 +57,17 @@ if sys.argv[3] == "nested":
 entry, args = call.split("(", 1)
 jax.block_until_ready(jax.jit(lambda a: a + 1)(1.0))
 fn = jax.jit(namespace[entry])
+stages = {}
+jax.monitoring.register_event_duration_secs_listener(
+    lambda event, s, **kw: stages.__setitem__(event, stages.get(event, 0.0) + s))
+faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 start = time.perf_counter()
 jax.block_until_ready(eval(f"fn({args}", {**namespace, "fn": fn}))
-print(time.perf_counter() - start)
+took = time.perf_counter() - start
+faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+print({**{k.rsplit("/", 1)[-1]: round(v, 3) for k, v in stages.items() if "/compile/" in k},
+       "page_faults": faults})
+print(took)
 """
 
 
