@@ -211,10 +211,17 @@ def test_a_process_that_holds_the_device_gives_the_sessions_figures_and_the_cold
     assert said.env["cold_samples"] == {"where": "session"}
     for full in (said.report(), said.report(verbose=True)):
         assert "figures: this session's" in full
-        assert "save the cell as FILE.py and run python -m jitmagic FILE.py -r 1" in \
-            " ".join(full.split())
+        assert "save the cell (or your script's setup, ending in its call of `g`) as FILE.py " \
+            "and run python -m jitmagic FILE.py -r 1" in " ".join(full.split())
     magic = dataclasses.replace(said, options="-r 2 -o --no-plot --nest f")
     assert "run python -m jitmagic FILE.py -r 2 --nest f" in " ".join(magic.report().split())
+    # a part, a sweep or a target keeps the command's samples here: the cold command leaves
+    # them out, or it would give this session's figures again
+    parts = dataclasses.replace(said, options="-r 2 --effort --sweep n=1,2 --why --nest f",
+                                file="/tmp/cell.py")
+    assert "run python -m jitmagic cell.py -r 2 --nest f (the comparison alone: with " \
+        "--effort, --sweep, --why the samples stay in one process)" in \
+        " ".join(parts.report().split())
     monkeypatch.setenv(memory.STANDIN_ENV, "0")
     assert "cold_samples" not in jitmagic.compare(g, jnp.ones(8), repeat=1, quiet=True).env
 
@@ -227,5 +234,6 @@ def test_the_children_measure_the_comparison_alone_with_the_commands_own_options
     assert spawn is not None and spawn.entry == entry
     assert spawn.argv == ("cell.py", "-r", "1", "-q", "-n", "5", "--nest", "f", "--",
                           "--size", "3")
-    for part in ({"xla": True}, {"cache": True}, {"effort": True}, {"sweep": ("n", (1, 2))}):
+    for part in ({"xla": True}, {"cache": True}, {"effort": True}, {"sweep": ("n", (1, 2))},
+                 {"why": True}, {"batch": 4}, {"lines": True}):
         assert fresh.for_command(entry, "cell.py", [], Options(**part)) is None

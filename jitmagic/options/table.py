@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backends import ACCELERATOR_BUDGET_S, CPU, FRESH_BUDGET_S
+from ..model.parts import PARTS
 from ..model.stats.rule import MAX_PAIRS, MAX_PAIRS_BUSY, MIN_PAIRS
 from . import values
 
@@ -152,6 +153,32 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
 
 #: The magic's own options, which the command does not take.
 MAGIC_ONLY = ("-o", "--output", "--no-plot")
+#: The options (``Options`` fields) that keep a command's cold samples in its own process
+#: where the backend remembers: a part after the comparison (it measures this process's
+#: programs) or what asks for one, a sweep, a target.
+IN_ONE_PROCESS = (*dict.fromkeys(n for p in PARTS for n in p.asked_by), "why", "batch",
+                  "in_axes", "sweep", "target")
+
+
+def cold_command(words: list[str]) -> tuple[list[str], list[str]]:
+    """A command line's options less the magic's own and those of :data:`IN_ONE_PROCESS`
+    with their values (the comparison alone, whose cold samples the command takes in fresh
+    processes), and the flags of :data:`IN_ONE_PROCESS` it left out."""
+    specs = {flag: spec for spec in OPTION_SPECS for flag in spec.flags}
+    kept, left_out, value_next = [], [], False
+    for word in words:
+        flag = word.split("=", 1)[0] if word.startswith("--") else word
+        spec = None if value_next else specs.get(flag)
+        if value_next or word in MAGIC_ONLY:
+            value_next = False
+        elif spec is not None and spec.name in IN_ONE_PROCESS:
+            left_out.append(flag)
+            value_next = spec.type is not None and flag == word
+        else:
+            kept.append(word)
+    return kept, left_out
+
+
 #: Where the docs hold each tool's :func:`as_markdown` list, in ``<!-- options: TOOL -->``.
 DOCS = {COMPARE: "docs/options.md", WATCH: "docs/watch.md"}
 

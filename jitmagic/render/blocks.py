@@ -18,7 +18,7 @@ from ..model.comparison import Comparison
 from ..model.saved.schema import printable
 from ..model.stats.units import cut_to, fmt_s
 from ..model.sweep import Sweep
-from ..options.table import MAGIC_ONLY
+from ..options.table import cold_command
 
 T = TypeVar("T")
 
@@ -356,13 +356,19 @@ def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:
     if said["where"] == "fresh":
         cost = f" ({fmt_s(said['sample_s'])} each)" if said.get("sample_s") else ""
         return [f"cold samples: each a fresh process{cost}, as the compiler here remembers"]
-    options = [w for w in shlex.split(c.options or "") if w not in MAGIC_ONLY]
+    options, left_out = cold_command(shlex.split(c.options or ""))
     file = os.path.basename(c.file) if c.file else "FILE.py"
     command = shlex.join(["python", "-m", "jitmagic", file, *options])
     return ["figures: this session's (a process that has compiled before: this backend's "
             "compiler remembers, and warm runs are left out); for cold ones, each sample "
-            "in a fresh process, ", "" if c.file else "save the cell as FILE.py and ",
-            "run ", Code(command)]
+            "in a fresh process, ", "" if c.file else SAVED_AS.format(c.entry), "run ",
+            Code(command), f" (the comparison alone: with {', '.join(left_out)} the samples "
+            f"stay in one process)" if left_out else ""]
+
+
+#: How a notebook's cell or a script's call becomes the command's file.
+SAVED_AS = ("save the cell (or your script's setup, ending in its call of `{}`) as FILE.py "
+            "and ")
 
 
 def provenance(c: Comparison | Sweep) -> list[Block]:

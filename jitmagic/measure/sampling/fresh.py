@@ -18,8 +18,8 @@ from typing import Any
 
 from ... import backends
 from ...backends import memory
-from ...model import parts as table
 from ...model.progress import Finished
+from ...options.table import IN_ONE_PROCESS
 from ..children import Entry, run_child
 from ..environments import cache_root
 from . import clocks
@@ -111,8 +111,7 @@ def for_command(entry: Entry, file: str, script_args: list[str],
                 options: Any) -> Children | None:
     """The children that take the command's cold samples where the backend remembers; None
     in a child (:func:`only`), and where a part after the comparison is asked for."""
-    parts = any(getattr(options, n, False) for p in table.PARTS for n in p.asked_by)
-    if _ONLY.get() is not None or parts or options.sweep or options.target:
+    if _ONLY.get() is not None or any(getattr(options, n, None) for n in IN_ONE_PROCESS):
         return None
     found = backend_memory()
     if not found["remembers"]:
