@@ -1,18 +1,26 @@
 """Why the command's fresh children read the seed's nested first call below the hand's
-(issue 60: 3.74-3.84 s against 4.06-4.25 s on a TPU v5e, the flat ones alike): one
-variant's cold first call in fresh processes of four kinds, taken in turn, in one command.
+(issue 60: on a TPU v5e 3.45-3.94 s against 3.54-4.53 s, medians 7% apart, all of it in
+XLA's compile; the flat ones alike): one variant's cold first call in fresh processes of
+several kinds, taken in turn, in one command. Each by-hand process adds up JAX's own
+monitoring events (trace, lowering, XLA compile) around its timed call.
 
 - ``hand``: as ``fresh_vs_hand.py`` times it (the cell's setup, a tiny warm-up jit, then
   ``jax.jit(g)(x)``);
-- ``hand, no warm-up``: the same without the warm-up jit;
-- ``hand, traced first``: the same after an untimed ``jax.make_jaxpr`` of the flat
-  program (what the command's discovery does before its samples);
-- ``command``: the command's own child (``measure_in_child``, one sample).
+- ``hand, no warm-up``; ``hand, traced first`` (an untimed ``jax.make_jaxpr`` of the flat
+  program first, as the command's discovery does); ``hand, lowered first`` (an untimed
+  lowering of the timed program first); ``hand, after 5 s`` (a sleep after the warm-up);
+  ``hand, AOT stages`` (``trace().lower().compile()`` then the call);
+- ``hand, named g_nested``: the timed program's module named as the command named its
+  nested row before 2026-12-06's evening (``jit_g_nested``; since, a child keeps the
+  user's name);
+- ``command``: the command's own child (one sample, with its page faults), and
+  ``command, trimmed`` (glibc's free heap handed back before the sample).
 
-    python benchmarks/fresh_bias.py [nested|flat] [ROUNDS]
+    python benchmarks/fresh_bias.py [nested|flat] [ROUNDS] ["KIND;KIND;..."]
 
-On the TPU host: ``PYTHONPATH=$PYTHONPATH:$PWD python benchmarks/fresh_bias.py nested 3``
-(12 fresh processes, about 4 minutes there).
+On the TPU host: ``PYTHONPATH=$PYTHONPATH:$PWD:$PWD/benchmarks python
+benchmarks/fresh_bias.py nested 4 "hand;hand, named g_nested;command"`` (12 fresh
+processes, about 4 minutes there).
 """
 
 from __future__ import annotations
@@ -33,6 +41,11 @@ from jitmagic.model.progress import Finished
 WARM_UP = "jax.block_until_ready(jax.jit(lambda a: a + 1)(1.0))\n"
 NESTING = 'if sys.argv[3] == "nested":'
 TRACED = "jax.make_jaxpr(lambda: eval(call, namespace))()\n"
+#: The timed program named as the command's nested row is where it compares both rows.
+RENAMED = """def renamed(*a, _fn=namespace[entry]):
+    return _fn(*a)
+renamed.__name__ = renamed.__qualname__ = entry + "_nested"
+fn = jax.jit(renamed)"""
 LOWERED = "jax.jit(lambda: eval(call, namespace)).lower()\njax.clear_caches()\n"
 KINDS = {"hand": ONE_CALL, "hand, no warm-up": ONE_CALL.replace(WARM_UP, ""),
          "hand, traced first": ONE_CALL.replace(NESTING, TRACED + NESTING),
@@ -41,6 +54,7 @@ KINDS = {"hand": ONE_CALL, "hand, no warm-up": ONE_CALL.replace(WARM_UP, ""),
              "namespace)", "{**namespace, 'fn': jax.jit(namespace[call.split('(')[0]])})")
              + "entry, args"),
          "hand, after 5 s": ONE_CALL.replace(WARM_UP, WARM_UP + "time.sleep(5)\n"),
+         "hand, named g_nested": ONE_CALL.replace("fn = jax.jit(namespace[entry])", RENAMED),
          "hand, AOT stages": ONE_CALL.replace(
              'jax.block_until_ready(eval(f"fn({args}", {**namespace, "fn": fn}))',
              'jax.block_until_ready(eval(f"fn.trace({args}", {**namespace, "fn": fn})'

@@ -107,6 +107,34 @@ def test_each_cold_sample_is_a_fresh_process_where_the_backend_remembers(tmp_pat
     assert not list(tmp_path.glob("jitmagic-child-*"))
 
 
+def test_a_child_compiles_its_row_under_the_users_own_name_and_the_session_its_own(monkeypatch):
+    """A fresh child compiles one program: the nested one as the user's ``jax.jit(g)`` is
+    named (``jit(g)``), not the ``g_nested`` a process comparing both rows gives it."""
+    import jax
+
+    from jitmagic._compat import unregister
+    from jitmagic.frontends.command import measure_in_child
+
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    compiled: list[str] = []
+
+    def heard(event: str, seconds: float, **kwargs) -> None:
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled.append(kwargs.get("fun_name", ""))
+
+    jax.monitoring.register_event_duration_secs_listener(heard)
+    try:
+        child = measure_in_child({"argv": [str(FIXTURES / "small.py"), "-r", "1", "-q"],
+                                  "sample": "nested"})
+        in_child, compiled[:] = list(compiled), []
+        measure_in_child({"argv": [str(FIXTURES / "small.py"), "-r", "1", "-q"]})
+    finally:
+        unregister("event_duration_listener")(heard)
+    assert child["variants"]["nested"]["samples"]["first_call_s"][0] > 0
+    assert "jit(g)" in in_child and "jit(g_nested)" not in in_child
+    assert {"jit(g)", "jit(g_nested)"} <= set(compiled)
+
+
 @pytest.mark.slow
 def test_a_cpu_comparison_starts_no_child_and_says_nothing_of_samples(tmp_path, monkeypatch):
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")  # only the CPU: nothing to probe

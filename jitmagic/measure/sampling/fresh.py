@@ -146,6 +146,11 @@ def children() -> Children | None:
     return _CHILDREN.get()
 
 
+def alone() -> bool:
+    """Whether this process samples one row alone (a child of :func:`only`)."""
+    return bool(_ONLY.get())
+
+
 def skipped(rows: list[str]) -> set[str]:
     """The rows a child leaves out: all but the one it samples (none elsewhere)."""
     wanted = _ONLY.get()

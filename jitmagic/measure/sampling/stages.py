@@ -25,7 +25,7 @@ import jaxlib
 from ...model.rows import FROM_EVENTS, FROM_STAGED, VARIANTS, cpu_key
 from ...model.stats.rule import json_number
 from ..calls.arguments import static_split
-from . import clocks, contention
+from . import clocks, contention, fresh
 from .conditions import paused_gc
 from .lockstep import lockstep_of
 from .monitor import COMPILE_EVENT, LOWER_EVENT, TRACE_EVENT, Monitor
@@ -68,8 +68,10 @@ def own_program(fn: Callable, label: str) -> Callable:
     """``fn`` named for its row (``g_nested``), so each row's program is an XLA module of
     its own name as by hand; the flat row keeps the user's name. On a TPU v5e two programs
     compiled in turn under one name moved towards each other: 1.2× apart where by hand
-    they are 1.5× (benchmarks/tpu_order.py, ``samename``)."""
-    if label == VARIANTS[0]:
+    they are 1.5× (benchmarks/tpu_order.py, ``samename``). A fresh child that samples one
+    row alone keeps the user's name for it: nothing else compiles there, and the user's
+    own program (``jax.jit(g)`` with ``f`` jitted) is named so."""
+    if label == VARIANTS[0] or fresh.alone():
         return fn
     name = "_".join((getattr(fn, "__name__", "entry"), re.sub(r"\W+", "_", label)))
 
