@@ -94,12 +94,15 @@ def test_the_probe_says_a_cpu_does_not_remember_and_is_paid_once(tmp_path, monke
 def test_each_cold_sample_is_a_fresh_process_where_the_backend_remembers(tmp_path):
     saved = tmp_path / "out.json"
     ran = _command(tmp_path, "1", str(FIXTURES / "small.py"), "-r", "2", "-q",
-                   "--save", str(saved))
+                   "--save", str(saved), "--", "--size", "3")
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.splitlines()[-1] == "children 4"  # one per variant and run
     report = json.loads(saved.read_text())
+    assert report["options"].endswith(" -- --size 3")  # they make the script's program
     said = report["env"]["cold_samples"]
-    assert said["where"] == "fresh" and said["sample_s"] > 0
+    assert said["where"] == "fresh" and said["sample_s"] > 0 and said["processes"] == 4
+    assert "cold samples: each a fresh process that runs the file again (4 in all, " in \
+        " ".join(ran.stdout.split())
     for name in ("flat", "nested"):
         samples = report["variants"][name]["samples"]
         assert len(samples["compile_s"]) == len(samples["first_call_s"]) == 2
@@ -173,6 +176,23 @@ def _samplers(command: psutil.Process) -> list[psutil.Process]:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("fixture", "remembers", "said"), [
+    ("nested_raises.py", "0", "ValueError: the nested variant's own error"),
+    ("nested_crashes.py", "1", "killed by SIGSEGV")], ids=["raises here", "dies in a child"])
+def test_a_variant_that_raises_or_dies_is_shown_and_the_status_says_so(
+        tmp_path, fixture, remembers, said):
+    saved = tmp_path / "out.json"
+    ran = _command(tmp_path, remembers, str(FIXTURES / fixture), "-r", "1", "-q",
+                   "--save", str(saved))
+    assert ran.returncode == 1, ran.stderr  # as for a raise before it: 0 would pass a gate
+    assert "Only one variant ran; see its error below." in ran.stdout
+    assert said in ran.stdout + ran.stderr
+    report = json.loads(saved.read_text())
+    assert report["variants"]["flat"]["samples"]["first_call_s"][0] > 0
+    assert said in report["variants"]["nested"]["error"]
+
+
+@pytest.mark.slow
 def test_ctrl_c_ends_the_children_with_the_command_and_leaves_nothing(tmp_path):
     """The child hangs (two minutes): the command ends it at the Ctrl-C, not after."""
     command = subprocess.Popen([sys.executable, "-m", "jitmagic", str(FIXTURES / "hangs.py"),
@@ -239,8 +259,8 @@ def test_a_process_that_holds_the_device_gives_the_sessions_figures_and_the_cold
     assert said.env["cold_samples"] == {"where": "session"}
     for full in (said.report(), said.report(verbose=True)):
         assert "figures: this session's" in full
-        assert "save the cell (or your script's setup, ending in its call of `g`) as FILE.py " \
-            "and run python -m jitmagic FILE.py -r 1" in " ".join(full.split())
+        assert "save the cell's code (or your script's setup, ending in its call of `g`) as " \
+            "FILE.py and run python -m jitmagic FILE.py -r 1" in " ".join(full.split())
     magic = dataclasses.replace(said, options="-r 2 -o --no-plot --nest f")
     assert "run python -m jitmagic FILE.py -r 2 --nest f" in " ".join(magic.report().split())
     # a part, a sweep or a target keeps the command's samples here: the cold command leaves
@@ -250,8 +270,24 @@ def test_a_process_that_holds_the_device_gives_the_sessions_figures_and_the_cold
     assert "run python -m jitmagic cell.py -r 2 --nest f (the comparison alone: with " \
         "--effort, --sweep, --why the samples stay in one process)" in \
         " ".join(parts.report().split())
+    script = dataclasses.replace(said, options="-r 2 --effort -- --effort --depth 3")
+    assert "run python -m jitmagic FILE.py -r 2 -- --effort --depth 3 (the comparison " \
+        "alone: with --effort the samples" in " ".join(script.report().split())
+    swept = jitmagic.sweep("n", [2, 3], lambda x: g(x), jnp.ones(8), repeat=1, quiet=True)
+    from jitmagic.render.sweep import sweep_text
+
+    brief = " ".join(sweep_text(swept).split())
+    assert "bind `n` at the file's top to one of its values (`n = 2`) and run python -m " \
+        "jitmagic FILE.py -r 1" in brief
+    assert " ".join(sweep_text(swept, verbose=True).split()).count("this session's") == 1
     monkeypatch.setenv(memory.STANDIN_ENV, "0")
-    assert "cold_samples" not in jitmagic.compare(g, jnp.ones(8), repeat=1, quiet=True).env
+    here = jitmagic.compare(g, jnp.ones(8), repeat=1, quiet=True)
+    assert "cold_samples" not in here.env
+    from jitmagic.render.diff import warnings
+
+    changed = " ".join(warnings(jitmagic.diff(here, said)))
+    assert "cold samples in the measuring process → in a process that had compiled before" \
+        in changed
 
 
 def test_the_children_measure_the_comparison_alone_with_the_commands_own_options(monkeypatch):

@@ -25,6 +25,7 @@ import ast
 import atexit
 import dataclasses
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Callable
@@ -228,7 +229,16 @@ def present(result: Comparison | Sweep, args: argparse.Namespace,
         return INTERRUPTED
     if failures:
         return CANNOT_WRITE
+    if _a_variant_raised(result):
+        return RAISED
     return PARTIAL if result.stopped_anywhere else MEASURED
+
+
+def _a_variant_raised(result: Comparison | Sweep) -> bool:
+    """Whether a variant's code raised, or its fresh process died, while it was measured
+    (the report shows it; the status says so, as for a raise before it)."""
+    points = result.points if isinstance(result, Sweep) else (result,)
+    return any(not v.ok for c in points for v in c.variants.values())
 
 
 def _shown(result: Comparison | Sweep, args: argparse.Namespace,
@@ -332,10 +342,13 @@ def _parsed(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 
 def _options_said(options: Options, args: argparse.Namespace) -> str:
-    """The options as the report's ``made … with`` line says them (``--processes N`` first)."""
+    """The options as the report's ``made … with`` line says them (``--processes N`` first,
+    the script's own arguments after ``--`` last: they make its program)."""
     said = spell(options, baseline=args.baseline)
     found = launcher.place()
-    return f"--processes {found[1]} {said}".rstrip() if found and found[1] > 1 else said
+    said = f"--processes {found[1]} {said}".rstrip() if found and found[1] > 1 else said
+    script = sys.argv[1:]  # run_isolated's: the script's arguments
+    return f"{said} -- {shlex.join(script)}".lstrip() if script else said
 
 
 #: The parts of :func:`present` that write a report (a Ctrl-C there: exit status 130).

@@ -163,10 +163,11 @@ IN_ONE_PROCESS = (*dict.fromkeys(n for p in PARTS for n in p.asked_by), "why", "
 def cold_command(words: list[str]) -> tuple[list[str], list[str]]:
     """A command line's options less the magic's own and those of :data:`IN_ONE_PROCESS`
     with their values (the comparison alone, whose cold samples the command takes in fresh
-    processes), and the flags of :data:`IN_ONE_PROCESS` it left out."""
+    processes), the script's arguments after ``--`` as given; and the flags left out."""
     specs = {flag: spec for spec in OPTION_SPECS for flag in spec.flags}
     kept, left_out, value_next = [], [], False
-    for word in words:
+    cut = words.index("--") if "--" in words else len(words)  # the script's own after it
+    for word in words[:cut]:
         flag = word.split("=", 1)[0] if word.startswith("--") else word
         spec = None if value_next else specs.get(flag)
         if value_next or word in MAGIC_ONLY:
@@ -176,7 +177,7 @@ def cold_command(words: list[str]) -> tuple[list[str], list[str]]:
             value_next = spec.type is not None and flag == word
         else:
             kept.append(word)
-    return kept, left_out
+    return kept + words[cut:], left_out
 
 
 #: Where the docs hold each tool's :func:`as_markdown` list, in ``<!-- options: TOOL -->``.

@@ -354,24 +354,30 @@ def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:
     if not said:
         return None
     if said["where"] == "fresh":
-        cost = f" ({fmt_s(said['sample_s'])} each)" if said.get("sample_s") else ""
-        return [f"cold samples: each a fresh process{cost}, as the compiler here remembers"]
+        cost = f", {fmt_s(said['sample_s'])} each" if said.get("sample_s") else ""
+        ran = f" ({said['processes']} in all{cost})" if said.get("processes") else \
+            f" ({cost[2:]})" if cost else ""
+        return [f"cold samples: each a fresh process that runs the file again{ran}, as the "
+                f"compiler here remembers"]
     options, left_out = cold_command(shlex.split(c.options or ""))
     file = os.path.basename(c.file) if c.file else "FILE.py"
     command = shlex.join(["python", "-m", "jitmagic", file, *options])
+    bound = SWEPT.format(c.name, c.values[0]) if isinstance(c, Sweep) else ""
     return ["figures: this session's (a process that has compiled before: this backend's "
             "compiler remembers, and warm runs are left out); for cold ones, each sample "
-            "in a fresh process, ", "" if c.file else SAVED_AS.format(c.entry), "run ",
+            "in a fresh process, ", "" if c.file else SAVED_AS.format(c.entry), bound, "run ",
             Code(command), f" (the comparison alone: with {', '.join(left_out)} the samples "
             f"stay in one process)" if left_out else ""]
 
 
 #: How a notebook's cell or a script's call becomes the command's file.
-SAVED_AS = ("save the cell (or your script's setup, ending in its call of `{}`) as FILE.py "
-            "and ")
+SAVED_AS = ("save the cell's code (or your script's setup, ending in its call of `{}`) as "
+            "FILE.py and ")
+#: How a sweep's value becomes the command's file (the command takes one program).
+SWEPT = "bind `{0}` at the file's top to one of its values (`{0} = {1!r}`) and "
 
 
-def provenance(c: Comparison | Sweep) -> list[Block]:
+def provenance(c: Comparison | Sweep, sampled: bool = True) -> list[Block]:
     """Where a report came from (``made … by jitmagic 0.4.0 with -r 3``), source folded."""
     version = c.env.get("jitmagic")
     out: list[Block] = []
@@ -382,8 +388,8 @@ def provenance(c: Comparison | Sweep) -> list[Block]:
         if c.options is not None:
             made += [" with ", Code(c.options) if c.options else "the default options"]
         out.append(Para([made], "note"))
-    sampled = sampled_line(c)
-    out += [Para([sampled], "note")] if sampled else []
+    said = sampled_line(c) if sampled else None  # a sweep says it first
+    out += [Para([said], "note")] if said else []
     if c.source:
         lines = c.source.count("\n") + (not c.source.endswith("\n"))
         out.append(Details((f"source ({lines} line{'s' * (lines != 1)})",), c.source))

@@ -292,13 +292,26 @@ def warnings(d: Diff) -> tuple[str, ...]:
     """What qualifies a diff: ``env`` entries that differ, or are named differently."""
     out = []
     if d.env_changed:
-        changes = "; ".join(f"{k} {_env(old)} → {_env(new)}" for k, old, new in d.env_changed)
+        changes = "; ".join(f"cold samples {_where(old)} → {_where(new)}"
+                            if k == "cold_samples" else f"{k} {_env(old)} → {_env(new)}"
+                            for k, old, new in d.env_changed)
         out.append(f"the reports were measured in different environments ({changes}): a "
                    "difference may come from the machine or the versions, not the code")
     if d.old_entry != d.new_entry:
         out.append(f"OLD measured `{d.old_entry}`, NEW `{d.new_entry}`: are they the same "
                    "function?")
     return tuple(out)
+
+
+#: Where a report's cold samples were taken (``env["cold_samples"]``; none: a backend
+#: that does not remember, each in the measuring process).
+SAMPLED = {None: "in the measuring process", "fresh": "each in a fresh process",
+           "session": "in a process that had compiled before"}
+
+
+def _where(v: Any) -> str:
+    """Where the cold samples were taken, said (a value of another report: as it is)."""
+    return SAMPLED.get(v, _env(v)) if v is None or isinstance(v, str) else _env(v)
 
 
 def _env(v: Any) -> str:

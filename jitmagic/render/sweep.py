@@ -20,6 +20,7 @@ from .blocks import (
     first,
     more,
     provenance,
+    sampled_line,
     shown_name,
 )
 from .comparison import partial
@@ -91,7 +92,9 @@ def answer(c: Sweep) -> list[Block]:
                         *_trend_table(c), *partial(c.stopped), *_found(c, "error")]
     shown, left = first(c.warnings, MAX_ITEMS)  # the whole sweep's (each point's: _found)
     said = [*shown, *([more(left, "warnings", len(c.warnings))] if left else [])]
-    return out + [Para([f"warning: {w}"], "warning") for w in said]
+    sampled = sampled_line(c)
+    return out + [Para([f"warning: {w}"], "warning") for w in said] + (
+        [Para([sampled], "note")] if sampled else [])
 
 
 def details(c: Sweep, png: bytes | None = None) -> list[Block]:
@@ -102,7 +105,7 @@ def details(c: Sweep, png: bytes | None = None) -> list[Block]:
         Image(png, f"phases against {c.name}"),
         Para([f"medians per value ({_clock_said(c)}):"]), _table(c),
         Para([c.headline, (f"growth: {growth}; sweep wall time {fmt_s(c.wall_s)}",)])]
-    return out + _found(c, "warning") + provenance(c)
+    return out + _found(c, "warning") + provenance(c, sampled=False)
 
 
 def _found(c: Sweep, kind: str) -> list[Block]:
