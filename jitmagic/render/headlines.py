@@ -52,7 +52,7 @@ def comparison_text(c: Compared, first: Difference) -> str:
     if nothing_measured(c):
         return "Stopped before any cold run finished: nothing was measured."
     if not_run(c):
-        return "Stopped before the nested variant ran: nothing to compare."
+        return "Stopped before the nested variant finished a run: nothing to compare."
     if not c.nested.helpers:
         return _nothing_nested(c)
     if math.isnan(first.ratio):
