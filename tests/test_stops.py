@@ -231,7 +231,8 @@ def test_a_stop_before_the_nested_variant_ran_says_so_and_keeps_the_flat_counts(
 
     result = jitmagic.compare(model, jnp.ones(3), repeat=1, number=1, progress=press)
     assert result.stopped == "interrupted by the user after the flat variant's first call"
-    assert result.verdict.text == "Stopped before the nested variant finished a run: nothing to compare."
+    assert result.verdict.text == \
+        "Stopped before the nested variant finished a run: nothing to compare."
     text = result.report(verbose=True)
     assert "helpers found: layer (not nested: measuring stopped first)" in text
     assert "none could be nested" not in text and "nested helpers: none" not in text
