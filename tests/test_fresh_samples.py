@@ -271,6 +271,13 @@ def test_a_process_that_holds_the_device_gives_the_sessions_figures_and_the_cold
     assert "run python -m jitmagic cell.py -r 2 --nest f (the comparison alone: with " \
         "--effort, --sweep, --why the samples stay in one process)" in \
         " ".join(parts.report().split())
+    fresh_said = "cold samples: each a fresh process that runs the file again, as"
+    for crafted, said_fresh in (  # another's report: untrusted, never a crash
+            ({"where": "fresh", "sample_s": "x", "processes": "7\x1b[31m"}, True),
+            ("fresh", False), ({"where": ["fresh"]}, False)):
+        shown = dataclasses.replace(said, env={**said.env, "cold_samples": crafted}).report()
+        assert "\x1b" not in shown
+        assert (fresh_said in " ".join(shown.split())) is said_fresh
     script = dataclasses.replace(said, options="-r 2 --effort -- --effort --depth 3")
     assert "run python -m jitmagic FILE.py -r 2 -- --effort --depth 3 (the comparison " \
         "alone: with --effort the samples" in " ".join(script.report().split())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 import os
 import re
 import shlex
@@ -351,14 +352,14 @@ def part_section(name: str, answer: Callable[[Any, Comparison], Sequence[Block]]
 def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:
     """Where the cold samples were taken, where the compiler remembers work (None elsewhere)."""
     said = c.env.get("cold_samples")
-    if not said:
-        return None
+    if not isinstance(said, dict) or said.get("where") not in ("fresh", "session"):
+        return None  # none, or a report's own (reports are untrusted input)
     if said["where"] == "fresh":
-        cost = f", {fmt_s(said['sample_s'])} each" if said.get("sample_s") else ""
-        ran = f" ({said['processes']} in all{cost})" if said.get("processes") else \
-            f" ({cost[2:]})" if cost else ""
-        return [f"cold samples: each a fresh process that runs the file again{ran}, as the "
-                f"compiler here remembers"]
+        count, cost = (_count(said.get(k)) for k in ("processes", "sample_s"))
+        ran = [f"{count:g} in all"] if count else []
+        ran += [f"{fmt_s(cost)} each"] if cost else []
+        return [f"cold samples: each a fresh process that runs the file again"
+                f"{' (' + ', '.join(ran) + ')' if ran else ''}, as the compiler here remembers"]
     options, left_out = cold_command(shlex.split(c.options or ""))
     file = os.path.basename(c.file) if c.file else "FILE.py"
     command = shlex.join(["python", "-m", "jitmagic", file, *options])
@@ -368,6 +369,13 @@ def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:
             "in a fresh process, ", "" if c.file else SAVED_AS.format(c.entry), bound, "run ",
             Code(command), f" (the comparison alone: with {', '.join(left_out)} the samples "
             f"stay in one process)" if left_out else ""]
+
+
+def _count(x: object) -> float | None:
+    """``x`` where it is a positive finite number (a count or seconds), else None."""
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return None
+    return float(x) if 0 < x < math.inf else None
 
 
 #: How a notebook's cell or a script's call becomes the command's file.

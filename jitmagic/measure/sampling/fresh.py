@@ -110,7 +110,7 @@ def only(variant: str | None) -> contextlib.AbstractContextManager:
 def for_command(entry: Entry, file: str, script_args: list[str],
                 options: Any) -> Children | None:
     """The children that take the command's cold samples where the backend remembers; None
-    in a child (:func:`only`), and where a part after the comparison is asked for."""
+    in a child (:func:`only`), and where an option of :data:`IN_ONE_PROCESS` is given."""
     if _ONLY.get() is not None or any(getattr(options, n, None) for n in IN_ONE_PROCESS):
         return None
     found = backend_memory()
