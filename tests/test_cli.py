@@ -154,6 +154,12 @@ def test_demo_writes_its_html_report_by_default(tmp_path, monkeypatch, capsys):
     assert cli.main(["demo", "-r", "1", "-n", "1"]) == 0
     assert "jitmagic-demo.html" in capsys.readouterr().out
     _assert_self_contained((tmp_path / "jitmagic-demo.html").read_text())
+    # where the backend remembers and a part keeps the samples here, the cold command is
+    # the demo's own, not a FILE.py there is none of
+    monkeypatch.setenv("JITMAGIC_BACKEND_REMEMBERS", "1")
+    assert cli.main(["demo", "-r", "1", "-n", "1", "--lines", "-q"]) == 0
+    assert "run python -m jitmagic demo -r 1 -n 1 -q (without --lines:" in \
+        " ".join(capsys.readouterr().out.split())
 
 
 def test_a_ctrl_c_before_there_is_a_result_says_so(tmp_path, capsys, monkeypatch):

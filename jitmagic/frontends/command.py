@@ -320,6 +320,7 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
         result = measure_source(cell, namespace, options, progress, start,
                                 written=_options_said(options, args), baseline=args.baseline)
     late = late_settings(prelude, filename) if filename else None
+    result = dataclasses.replace(result, file="demo") if args.file == "demo" else result
     return dataclasses.replace(result, warned=(*result.warned, late)) if late else result
 
 

@@ -19,6 +19,7 @@ from ..model.comparison import Comparison
 from ..model.saved.schema import printable
 from ..model.stats.units import cut_to, fmt_s
 from ..model.sweep import Sweep
+from ..options import WHY_PARTS
 from ..options.table import cold_command
 
 T = TypeVar("T")
@@ -355,32 +356,34 @@ def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:
     if not isinstance(said, dict) or said.get("where") not in ("fresh", "session"):
         return None  # none, or a report's own (reports are untrusted input)
     if said["where"] == "fresh":
-        count, cost = (_count(said.get(k)) for k in ("processes", "sample_s"))
-        ran = [f"{count:g} in all"] if count else []
-        ran += [f"{fmt_s(cost)} each"] if cost else []
-        return [f"cold samples: each a fresh process that runs the file again"
-                f"{' (' + ', '.join(ran) + ')' if ran else ''}, as the compiler here remembers"]
+        cost = _seconds(said.get("sample_s"))
+        return [f"cold samples: each a fresh process running the file"
+                f"{f' ({fmt_s(cost)} each)' if cost else ''}: the compiler here remembers"]
     options, left_out = cold_command(shlex.split(c.options or ""))
+    if "--why" in left_out:  # it asks for the parts it implies: said once, as typed
+        left_out = [f for f in left_out if f[2:] not in WHY_PARTS]
     file = os.path.basename(c.file) if c.file else "FILE.py"
     command = shlex.join(["python", "-m", "jitmagic", file, *options])
     bound = SWEPT.format(c.name, c.values[0]) if isinstance(c, Sweep) else ""
     return ["figures: this session's (a process that has compiled before: this backend's "
             "compiler remembers, and warm runs are left out); for cold ones, each sample "
             "in a fresh process, ", "" if c.file else SAVED_AS.format(c.entry), bound, "run ",
-            Code(command), f" (the comparison alone: with {', '.join(left_out)} the samples "
-            f"stay in one process)" if left_out else ""]
+            Code(command), f" (without {', '.join(left_out)}: with {ONE_OR_MORE[len(left_out) > 1]}"
+            f", the command too keeps its samples in one process)" if left_out else ""]
 
 
-def _count(x: object) -> float | None:
-    """``x`` where it is a positive finite number (a count or seconds), else None."""
+def _seconds(x: object) -> float | None:
+    """``x`` where it is a positive finite number of seconds, else None."""
     if isinstance(x, bool) or not isinstance(x, int | float):
         return None
     return float(x) if 0 < x < math.inf else None
 
 
 #: How a notebook's cell or a script's call becomes the command's file.
-SAVED_AS = ("save the cell's code (or your script's setup, ending in its call of `{}`) as "
-            "FILE.py and ")
+SAVED_AS = ("put the code that sets up and calls `{}` (a cell's, without its %%jitcompare "
+            "line) in FILE.py and ")
+#: What the options the command line leaves out are called, by whether there are several.
+ONE_OR_MORE = ("it", "them")
 #: How a sweep's value becomes the command's file (the command takes one program).
 SWEPT = "bind `{0}` at the file's top to one of its values (`{0} = {1!r}`) and "
 

@@ -295,8 +295,12 @@ def warnings(d: Diff) -> tuple[str, ...]:
         changes = "; ".join(f"cold samples {_where(old)} → {_where(new)}"
                             if k == "cold_samples" else f"{k} {_env(old)} → {_env(new)}"
                             for k, old, new in d.env_changed)
+        keys = {k for k, _, _ in d.env_changed}
+        causes = [cause for cause, holds in (
+            ("the machine or the versions", bool(keys - {"cold_samples"})),
+            ("where the samples were taken", "cold_samples" in keys)) if holds]
         out.append(f"the reports were measured in different environments ({changes}): a "
-                   "difference may come from the machine or the versions, not the code")
+                   f"difference may come from {' or '.join(causes)}, not the code")
     if d.old_entry != d.new_entry:
         out.append(f"OLD measured `{d.old_entry}`, NEW `{d.new_entry}`: are they the same "
                    "function?")

@@ -167,8 +167,6 @@ class ChildSubject:
     spawn: Children
     #: Seconds each child took, start to end (what a sample cost).
     costs: list[float] = field(default_factory=list)
-    #: The children started (each ran the file again).
-    started: int = 0
     #: The children's backend and devices (this process's are the CPU's).
     device: dict[str, Any] = field(default_factory=dict)
     _local: Any = None  # this process's ColdSample
@@ -176,7 +174,7 @@ class ChildSubject:
     def cold(self, monitor: Any, check: Any) -> Any:
         """A ``ColdSample`` of the child's times, with this process's program."""
         check.begin("first call, in a fresh process")  # the progress line's round and stage
-        started, self.started = clocks.wall(), self.started + 1
+        started = clocks.wall()
         end = run_child(self.spawn.entry, {"argv": list(self.spawn.argv), "sample": self.name},
                         timeout_s=self.spawn.timeout_s, stop=check.due)
         check.poll("its cold sample in a fresh process")
@@ -221,6 +219,5 @@ def where_sampled(takers: dict[str, Any]) -> dict[str, Any]:
     if takers:  # a sample's cost: of those that ended with a result (None: none did)
         device: dict[str, Any] = next((t.device for t in takers.values() if t.device), {})
         return {**device, "cold_samples": {
-            "where": "fresh", "sample_s": statistics.median(costs) if costs else None,
-            "processes": sum(t.started for t in takers.values())}}
+            "where": "fresh", "sample_s": statistics.median(costs) if costs else None}}
     return {"cold_samples": {"where": "session"}} if session_remembers() else {}
