@@ -379,7 +379,8 @@ def test_the_glance_says_the_rest_briefly_where_in_full_it_would_pass_twelve_lin
         assert len(lines) <= 12, "\n".join(lines)
         said = "\n".join(lines)
         assert "inconclusive" in said.split("  CPU time")[0] and lines[-1].startswith("more: -v")
-        assert "cold samples: each a fresh process (21.4 s each)" in " ".join(lines)
+        assert "cold samples: each a fresh process running the file (21.4 s each)" in \
+            " ".join(lines)
         assert "busy machine" not in said  # the headline and the table name CPU time
     differ = text(dataclasses.replace(c, outputs_match=False), width=80).splitlines()
     assert len(differ) <= 12 and "outputs: MISMATCH between flat and nested" in differ

@@ -350,15 +350,17 @@ def part_section(name: str, answer: Callable[[Any, Comparison], Sequence[Block]]
     return section
 
 
-def sampled_line(c: Comparison | Sweep) -> list[Inline] | None:
-    """Where the cold samples were taken, where the compiler remembers work (None elsewhere)."""
+def sampled_line(c: Comparison | Sweep, brief: bool = False) -> list[Inline] | None:
+    """Where the cold samples were taken, where the compiler remembers work (None elsewhere);
+    ``brief``: fresh samples without why."""
     said = c.env.get("cold_samples")
     if not isinstance(said, dict) or said.get("where") not in ("fresh", "session"):
         return None  # none, or a report's own (reports are untrusted input)
     if said["where"] == "fresh":
         cost = _seconds(said.get("sample_s"))
         return [f"cold samples: each a fresh process running the file"
-                f"{f' ({fmt_s(cost)} each)' if cost else ''}: the compiler here remembers"]
+                f"{f' ({fmt_s(cost)} each)' if cost else ''}"
+                f"{'' if brief else ': the compiler here remembers'}"]
     options, left_out = cold_command(shlex.split(c.options or ""))
     if "--why" in left_out:  # it asks for the parts it implies: said once, as typed
         left_out = [f for f in left_out if f[2:] not in WHY_PARTS]

@@ -236,7 +236,8 @@ def glance(c: Comparison, html: str | None = None) -> list[Block]:
                  bold=True), *table, *first_note]
     for brief in (False, True):
         shown = [*head, Para([line for line in (why_line(c), found_line(c, brief),
-                                                sampled_line(c), more_line(c, html)) if line])]
+                                                sampled_line(c, brief), more_line(c, html))
+                            if line])]
         if len(as_text(shown).splitlines()) <= GLANCE_LINES:
             break
     return shown
