@@ -523,24 +523,33 @@ def test_trace_and_html_of_releases_show_each_release_beside_the_others(measured
 
 
 @pytest.mark.slow
-def test_bisect_names_the_release_that_measuring_each_names_on_the_loop_heavy_program(
+def test_bisect_walks_real_releases_to_a_boundary_it_measured_on_the_loop_heavy_program(
         release_cache, tmp_path):
-    """Pinned by hand: measured one by one against 0.9.0 (-r 5, twice), LOOPS compiles
-    slower by the rule only under 0.10.2 (1.71×, 1.78×); 0.9.1 to 0.10.1 are about 1.2×
-    slower, inconclusive. Halving measures 5 of the 7 (installs 0.9.2, 0.10.0, 0.10.1)."""
+    """Real installs, real measurements, end to end: the release named first slower is one
+    the halving measured, next to a measured release before it that was not, with the
+    stage and the rule's ratio said; the trace holds a process per release measured.
+    Which release it names is a timing claim, said in docs/releases.md, not pinned here:
+    by hand (-r 5, twice) LOOPS compiles slower by the rule only under 0.10.2
+    (1.71×, 1.78×), and 0.9.1 to 0.10.1 about 1.2×, near the rule's bound (a busy CI
+    machine has read 0.9.2's 1.28× as slower)."""
     (tmp_path / "cell.py").write_text(textwrap.dedent(LOOPS))
     done = subprocess.run([sys.executable, "-m", "jitmagic", "cell.py", "--bisect",
                            "0.9.0..current", "-r", "5", "-q", "--trace", "t.json"],
                           capture_output=True, text=True, env=release_cache, cwd=tmp_path,
                           timeout=1500)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"^first slower in 0\.10\.2 \(yours\), of 0\.9\.0 to 0\.10\.2: XLA compile "
-                     r"[\d.]+× (slower|more CPU time) in 0\.10\.2 \(yours\) than in 0\.9\.0 \(",
-                     done.stdout, re.MULTILINE), done.stdout
-    assert "\nmeasured 5 of the 7 releases from 0.9.0 to 0.10.2, by halving: 0.9.0, 0.9.2, " \
-           "0.10.0, 0.10.1, 0.10.2 (yours)\n" in done.stdout
+    named = re.search(r"^first slower in ([\d.]+)(?: \(yours\))?, of 0\.9\.0 to 0\.10\.2: "
+                      r"(?:XLA compile|first call) [\d.]+× (?:slower|more CPU time) in \1",
+                      done.stdout, re.MULTILINE)
+    walk = re.search(r"^measured (\d) of the 7 releases from 0\.9\.0 to 0\.10\.2, by halving: "
+                     r"(.*)$", done.stdout, re.MULTILINE)
+    assert named and walk, done.stdout
+    measured = [r.removesuffix(" (yours)") for r in walk.group(2).split(", ")]
+    assert int(walk.group(1)) == len(measured) <= 5 and measured[0] == "0.9.0"
+    assert measured[-1] == "0.10.2" and named.group(1) in measured
+    assert WALKED[WALKED.index(named.group(1)) - 1] in measured  # the boundary, both sides
     processes = {names[0] for names in _read_trace(tmp_path / "t.json")}
-    assert processes == {"jax 0.9.0", "jax 0.9.2", "jax 0.10.0", "jax 0.10.1", "jax 0.10.2 (yours)"}
+    assert processes == {f"jax {r}" + " (yours)" * (r == "0.10.2") for r in measured}
 
 
 def test_trace_of_a_sweep_holds_a_process_per_value(tmp_path):
