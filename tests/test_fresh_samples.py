@@ -175,14 +175,14 @@ def _samplers(command: psutil.Process) -> list[psutil.Process]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("fixture", "remembers", "said"), [
-    ("nested_raises.py", "0", "ValueError: the nested variant's own error"),
-    ("nested_crashes.py", "1", "killed by SIGSEGV")], ids=["raises here", "dies in a child"])
+@pytest.mark.parametrize(("failure", "remembers", "said"), [
+    ("raise", "0", "ValueError: the nested variant's own error"),
+    ("crash", "1", "killed by SIGSEGV")], ids=["raises here", "dies in a child"])
 def test_a_variant_that_raises_or_dies_is_shown_and_the_status_says_so(
-        tmp_path, fixture, remembers, said):
+        tmp_path, failure, remembers, said):
     saved = tmp_path / "out.json"
-    ran = _command(tmp_path, remembers, str(FIXTURES / fixture), "-r", "1", "-q",
-                   "--save", str(saved))
+    ran = _command(tmp_path, remembers, str(FIXTURES / "nested_fails.py"), "-r", "1", "-q",
+                   "--save", str(saved), "--", failure)
     assert ran.returncode == 1, ran.stderr  # as for a raise before it: 0 would pass a gate
     assert "Only one variant ran; see its error below." in ran.stdout
     assert said in ran.stdout + ran.stderr
