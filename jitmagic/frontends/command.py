@@ -298,8 +298,9 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     if filename:
         check_compiles(source, filename)
     swept = options.sweep[0] if options.sweep else None
+    script_args = sys.argv[1:]  # the script's own: run_isolated set sys.argv
     spawn = None if args.processes else fresh.for_command(
-        Entry(__name__, measure_in_child.__name__), args.file, sys.argv[1:], options)
+        Entry(__name__, measure_in_child.__name__), args.file, script_args, options)
     prelude = run_prelude(source, filename or "<demo>", namespace, swept)
     # jax not imported by the file's lines: nothing can have started its backend
     started = prelude.backend_started and prelude.imported_by != "jitmagic"
@@ -318,7 +319,8 @@ def run(args: argparse.Namespace) -> Comparison | Sweep:
     with drawing(staged(progress_for(options))) as progress, fresh.in_children(spawn), \
             fresh.device_closed(spawn):
         result = measure_source(cell, namespace, options, progress, start,
-                                written=_options_said(options, args), baseline=args.baseline)
+                                written=_options_said(options, args, script_args),
+                                baseline=args.baseline)
     late = late_settings(prelude, filename) if filename else None
     result = dataclasses.replace(result, file="demo") if args.file == "demo" else result
     return dataclasses.replace(result, warned=(*result.warned, late)) if late else result
@@ -342,14 +344,13 @@ def _parsed(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return build_parser().parse_args(argv[:cut]), argv[cut + 1:]
 
 
-def _options_said(options: Options, args: argparse.Namespace) -> str:
+def _options_said(options: Options, args: argparse.Namespace, script_args: list[str]) -> str:
     """The options as the report's ``made … with`` line says them (``--processes N`` first,
     the script's own arguments after ``--`` last: they make its program)."""
     said = spell(options, baseline=args.baseline)
     found = launcher.place()
     said = f"--processes {found[1]} {said}".rstrip() if found and found[1] > 1 else said
-    script = sys.argv[1:]  # run_isolated's: the script's arguments
-    return f"{said} -- {shlex.join(script)}".lstrip() if script else said
+    return f"{said} -- {shlex.join(script_args)}".lstrip() if script_args else said
 
 
 #: The parts of :func:`present` that write a report (a Ctrl-C there: exit status 130).
