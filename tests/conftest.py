@@ -34,17 +34,20 @@ from jax._src import monitoring
 @pytest.fixture(autouse=True)
 def claims_are_checked(monkeypatch):
     """On every comparison the suite makes: a helper claimed nested has jit calls in the
-    nested program, and every helper found but not nested has a note saying why."""
+    nested program, and every helper found but not nested has a note saying why; a
+    variant none of whose runs finished its trace says nothing of its program's calls."""
     import jitmagic.measure.variants.rows as variant_rows
     from jitmagic.measure import pipeline
+    from jitmagic.render.notes import NO_CALL
 
     measured = variant_rows.variant_results
 
     def checked(runs):
         results = measured(runs)
         for r in results.values():
-            if not r.samples.get("trace_s") and r.error is None:
-                continue  # stopped before its trace: its helpers are shown as not nested
+            if not r.samples.get("trace_s"):  # stopped before its trace, or raised: the
+                assert not any(NO_CALL in note for note in r.notes), (r.name, r.notes)
+                continue  # helpers it was to nest, of no program
             for h in r.helpers:
                 assert r.helper_calls.get(h, 0) >= 1, (r.name, h, r.helper_calls)
             for h in r.inline:

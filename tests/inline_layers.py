@@ -1,6 +1,9 @@
 """A user's layers module, imported by tests/test_kept_inline.py as `L`: a lookup table
 that is a plain class (not a pytree), a helper that takes no array, an operator handed
-to lineax, a helper called four times in a loss."""
+to lineax, a helper called four times in a loss, a layer that raises under a jit of
+its own."""
+
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -93,3 +96,21 @@ def pair(x, w):
 
 def pair_loss(w, x):
     return jnp.sum(pair(x, w) + pair(3 * x, w) + interp(x, w))
+
+
+def _refuse(y):
+    raise ValueError("raised under its own jit only")
+
+
+def guarded(w, x):
+    """A layer whose host callback raises where it runs under a jit of its own (nested)."""
+    y = jnp.tanh(x @ w)
+    if isinstance(x, jax.core.Tracer) and sys._getframe(1).f_code.co_name != "guarded_mlp":
+        jax.debug.callback(_refuse, y)
+    return y
+
+
+def guarded_mlp(w, x):
+    for _ in range(3):
+        x = guarded(w, x)
+    return x.sum()

@@ -21,6 +21,7 @@ import pytest
 from jitmagic.backends import memory
 from jitmagic.measure.sampling import fresh
 from jitmagic.options import Options
+from jitmagic.render.notes import NO_CALL
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fresh"
 ROOT = str(Path(__file__).parents[1])
@@ -177,9 +178,13 @@ def _samplers(command: psutil.Process) -> list[psutil.Process]:
 @pytest.mark.slow
 @pytest.mark.parametrize(("failure", "remembers", "said"), [
     ("raise", "0", "ValueError: the nested variant's own error"),
-    ("crash", "1", "killed by SIGSEGV")], ids=["raises here", "dies in a child"])
+    ("raise", "1", "ValueError: the nested variant's own error"),
+    ("crash", "1", "killed by SIGSEGV")], ids=["raises here", "raises in a child",
+                                                "dies in a child"])
 def test_a_variant_that_raises_or_dies_is_shown_and_the_status_says_so(
         tmp_path, failure, remembers, said):
+    """No run of the nested variant finished: the helper it nested is shown, and no note
+    says its program had no jit call of it (that program's calls were never read)."""
     saved = tmp_path / "out.json"
     ran = _command(tmp_path, remembers, str(FIXTURES / "nested_fails.py"), "-r", "1", "-q",
                    "--save", str(saved), "--", failure)
@@ -189,6 +194,8 @@ def test_a_variant_that_raises_or_dies_is_shown_and_the_status_says_so(
     report = json.loads(saved.read_text())
     assert report["variants"]["flat"]["samples"]["first_call_s"][0] > 0
     assert said in report["variants"]["nested"]["error"]
+    assert report["variants"]["nested"]["helpers"] == ["layer"]
+    assert NO_CALL not in " ".join(ran.stdout.split()), ran.stdout
 
 
 @pytest.mark.slow

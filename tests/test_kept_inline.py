@@ -109,3 +109,14 @@ def test_backward_passes_of_helpers_inside_a_nested_helper_are_counted_too():
     note = next(n for n in c.nested.notes if n.startswith("under autodiff"))
     assert "(2 of `pair`, 5 of `interp`; 7 in all)" in note, note
     assert c.nested.nested_calls - c.flat.nested_calls == 7 + 7
+
+
+def test_a_nested_variant_that_raised_says_nothing_of_its_programs_jit_calls():
+    # no run of the nested variant finished (`guarded` raises under its own jit, as it
+    # runs): its program's jit calls were never read, so no note says `guarded` had none;
+    # the helpers shown are those it nested, whose jit raised
+    c = jitmagic.compare(L.guarded_mlp, jnp.eye(8), jnp.ones((2, 8)), **ONCE)
+    assert c.flat.ok and "raised under its own jit only" in c.nested.error
+    assert c.nested.helpers == ("guarded",) and c.nested.inline == ()
+    assert c.nested.helper_calls == {} and c.nested.notes == (), c.nested.notes
+    assert "nested helpers: guarded\n" in c.report(verbose=True)

@@ -19,6 +19,7 @@ import pytest
 from support import SMALL_CELL
 
 import jitmagic
+from jitmagic.backends import memory
 from jitmagic.backends import target as tpu
 from jitmagic.errors import InputError
 from jitmagic.model.stats.units import fmt_s
@@ -31,6 +32,7 @@ from jitmagic.model.target import (
     target_of,
 )
 from jitmagic.options import Options
+from jitmagic.render.blocks import SESSION, TARGET_SESSION
 from jitmagic.render.bundle import text as report_text
 from jitmagic.render.target import FOLDED
 from jitmagic.render.verdicts import judged
@@ -202,6 +204,22 @@ def test_a_calibration_for_this_host_is_quoted(monkeypatch):
             "TPU: a verdict here says which way nesting goes there, not by how much") in full(r)
     v4 = jitmagic.compare(g, jnp.ones(16), target="v4:2x2x1", repeat=1, quiet=True)
     assert f"calibration: none for this host ({tpu.host_kind()}) and v4 yet" in full(v4)
+
+
+@libtpu
+def test_where_the_compiler_remembers_the_figures_are_the_sessions_with_no_cold_command(
+        monkeypatch):
+    # compiled for in this process, after compiles before: said as every comparison taken
+    # in one process says it, without a command (none gives cold figures for a topology)
+    monkeypatch.setenv(memory.STANDIN_ENV, "1")  # the backend remembers, as a TPU's does
+    r = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", repeat=2, quiet=True)
+    assert r.env["cold_samples"] == {"where": "session"}
+    short, text = (" ".join(t.split()) for t in (report_text(r), full(r)))
+    assert SESSION + TARGET_SESSION in short  # in the answer, with the verdict
+    assert text.count("this session's") == 1 and "python -m jitmagic" not in text
+    monkeypatch.setenv(memory.STANDIN_ENV, "0")  # a CPU's: nothing said
+    here = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", repeat=1, quiet=True)
+    assert "cold_samples" not in here.env and "this session's" not in full(here)
 
 
 def test_this_machines_calibration_is_the_one_measured():

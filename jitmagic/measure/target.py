@@ -42,7 +42,7 @@ from .children import Entry, run_child, stage
 from .parts import add_parts
 from .parts.effort import MOST_EFFORT_ROUNDS, baseline_of, candidates
 from .parts.run import PartRun
-from .sampling import clocks, contention
+from .sampling import clocks, contention, fresh
 from .sampling.monitor import Monitor
 from .sampling.rounds import Rounds, rounds_for
 from .sampling.runner import ColdSample, Sampler
@@ -211,7 +211,8 @@ def measure_for_target(prepared: dict[str, Prepared], options: Options, *,
     record = _record(topology, devices, placement, notes, runs, variants)
     result = Comparison(
         entry=flat.variant.plan.name, variants=variants, outputs_match=None,
-        wall_s=clocks.wall() - start, env=environment({TARGET: record.to_dict()}),
+        wall_s=clocks.wall() - start,  # sampled here: the session's, where the backend remembers
+        env=environment({TARGET: record.to_dict(), **fresh.where_sampled({})}),
         warned=tuple(runs.warnings(flat.variant.plan.name)), stopped=runs.stopped,
         repeats_ended=rounds.ended, same_compiled=None if same else same_compiled(runs.shape))
     parts = dataclasses.replace(options, target=None, effort=False)  # this host's effort

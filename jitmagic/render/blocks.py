@@ -19,6 +19,7 @@ from ..model.comparison import Comparison
 from ..model.saved.schema import printable
 from ..model.stats.units import cut_to, fmt_s
 from ..model.sweep import Sweep
+from ..model.target import TARGET
 from ..options import WHY_PARTS
 from ..options.table import cold_command
 
@@ -361,15 +362,16 @@ def sampled_line(c: Comparison | Sweep, brief: bool = False) -> list[Inline] | N
         return [f"cold samples: each a fresh process running the file"
                 f"{f' ({fmt_s(cost)} each)' if cost else ''}"
                 f"{'' if brief else ': the compiler here remembers'}"]
+    if TARGET in c.env:  # compiled for in this process alone: no command takes cold ones
+        return [SESSION, TARGET_SESSION]
     options, left_out = cold_command(shlex.split(c.options or ""))
     if "--why" in left_out:  # it asks for the parts it implies: said once, as typed
         left_out = [f for f in left_out if f[2:] not in WHY_PARTS]
     file = os.path.basename(c.file) if c.file else "FILE.py"
     command = shlex.join(["python", "-m", "jitmagic", file, *options])
     bound = SWEPT.format(c.name, c.values[0]) if isinstance(c, Sweep) else ""
-    return ["figures: this session's (a process that has compiled before: this backend's "
-            "compiler remembers, and warm runs are left out); for cold ones, each sample "
-            "in a fresh process, ", "" if c.file else SAVED_AS.format(c.entry), bound, "run ",
+    return [SESSION, "; for cold ones, each sample in a fresh process, ",
+            "" if c.file else SAVED_AS.format(c.entry), bound, "run ",
             Code(command), f" (without {', '.join(left_out)}: with {ONE_OR_MORE[len(left_out) > 1]}"
             f", the command too keeps its samples in one process)" if left_out else ""]
 
@@ -381,6 +383,12 @@ def _seconds(x: object) -> float | None:
     return float(x) if 0 < x < math.inf else None
 
 
+#: What figures taken in one process say where the backend's compiler remembers; then, by
+#: what took them, where cold ones come from (a command's, or ``--target``'s: nowhere).
+SESSION = ("figures: this session's (a process that has compiled before: this backend's "
+           "compiler remembers, and warm runs are left out)")
+TARGET_SESSION = ("; --target compiles for a topology in this process only, so no command "
+                  "gives cold ones")
 #: How a notebook's cell or a script's call becomes the command's file.
 SAVED_AS = ("put the code that sets up and calls `{}` (a cell's, without its %%jitcompare "
             "line) in FILE.py and ")

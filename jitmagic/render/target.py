@@ -37,6 +37,7 @@ from .blocks import (
     Table,
     answer_first,
     provenance,
+    sampled_line,
 )
 from .format import PHASE_LABELS, median_cell
 from .verdicts import OUTCOME, interval_ends, judged, undecided_reason, waited
@@ -197,12 +198,14 @@ def effort_lines(t: TargetCompile) -> list[str]:
 
 
 def answer(c: Comparison, t: TargetCompile) -> list[Block]:
-    """What ``--target`` asks, first: the verdict, the placement, a misfit, a stop, an error."""
+    """What ``--target`` asks, first: the verdict, the placement, whose figures (where the
+    compiler remembers), a misfit, a stop, an error."""
     runs = len(c.flat.samples.get("compile_s", []))
     out: list[Block] = [
         Heading(("jitcompare --target ", Code(t.topology), ": ", Code(c.entry),
                  f" ({counted(runs, 'cold compile')} a variant, none run)")),
         Para([headline(c, t)], bold=True), Para([placement_line(t)])]
+    out += [Para([session], "note")] if (session := sampled_line(c)) else []
     out += [Para([f"stopped: {c.stopped}"], "warning")] if c.stopped else []
     misfits = [name for name in VARIANTS if name in t.memory and t.fits(name) is False]
     out += [Para([f"{name}: does NOT fit one device's {fmt_bytes(t.hbm_bytes or 0)} HBM"
@@ -217,7 +220,7 @@ def details(c: Comparison, t: TargetCompile) -> list[Block]:
                                             *warm_lines(t), _helpers(c)])]
     out += [Para(effort_lines(t))] if t.effort else []
     out += [Para([("warning: ", w)], "warning") for w in c.warnings]
-    out += provenance(c)
+    out += provenance(c, sampled=False)  # said in the answer
     return out + [Details((f"jaxpr, {name} ({counted(v.jaxpr_eqns or 0, 'equation')})",),
                           v.jaxpr_text) for name, v in c.variants.items() if v.jaxpr_text]
 

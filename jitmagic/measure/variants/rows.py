@@ -91,14 +91,16 @@ def variant_results(runs: Sampler) -> dict[str, VariantResult]:
         assert isinstance(s, VariantSubject)  # variant_sampler's rows
         shape = runs.shape.get(name) or ProgramFacts()
         variant = s.prepared.variant
-        traced = bool(runs.samples[name].get("trace_s")) or name in runs.errors
         calls = verified_calls(variant, shape.jaxpr)
+        # the program's facts are those of a run that finished, or stopped after its trace:
+        # one that raised (and no other) left none, and no claim is made from it
+        traced = calls is not None
         found = calls or {}
         out[name] = VariantResult(
             name=name,
             samples=runs.samples[name],
-            # stopped before its trace finished: the helpers it was to nest, as found
-            helpers=tuple(found) if calls is not None or traced else variant.planned,
+            # stopped before its trace finished, or raised: the helpers it was to nest
+            helpers=tuple(found) if traced else variant.planned,
             helper_calls=found,
             own_jit=tuple(n for n in variant.own_jit if n in found),
             execute_loops=runs.loops.get(name, 0),
