@@ -4,6 +4,9 @@ stage."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ...model.progress import Draw, Progress
@@ -96,6 +99,17 @@ class Reporter:
         self.draw(Progress(self.entry, w.what, stage, now - self.started, w.row, w.round,
                            w.rounds, self._left(now), self.point, False, w.at_most,
                            self._later(), w.at_most and w.round > FEWEST))
+
+    @contextlib.contextmanager
+    def told_as(self, stage: str) -> Iterator[None]:
+        """Within, every stage is told as ``stage`` (an untimed run's: ``WARM_UP``)."""
+        draw = self.draw
+        if draw is not None:
+            self.draw = lambda p: draw(dataclasses.replace(p, stage=stage))
+        try:
+            yield
+        finally:
+            self.draw = draw
 
     def _rows(self) -> int:
         """The rows of one round of the current part."""
