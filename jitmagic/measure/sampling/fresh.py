@@ -190,8 +190,11 @@ class ChildSubject:
         times = {k: xs[0] for k, xs in row.items() if xs and xs[0] is not None}
         first = self._local is None
         if first:  # this process's own run: the structure and output, untimed
-            with check.report.told_as(WARM_UP):
+            check.report.told_as = WARM_UP
+            try:
                 self._local = self.here.cold(monitor, check)
+            finally:
+                check.report.told_as = None
         return dataclasses.replace(self._local, times=times, events={},
                                    output=self._local.output if first else None)
 

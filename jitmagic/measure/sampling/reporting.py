@@ -4,9 +4,6 @@ stage."""
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ...model.progress import Draw, Progress
@@ -61,6 +58,8 @@ class Reporter:
     parts: tuple[str, ...] = ()
     #: With -r auto: when no further round starts (``clocks.wall()``), the budget's end.
     budget_ends: float = float("inf")
+    #: Where set, the stage told whatever stage runs (an untimed run's: ``WARM_UP``).
+    told_as: str | None = None
 
     def at(self, what: str, row: str | None = None, round: int = 0, rounds: int = 0,
            noun: str = "variant", units: tuple[int, int] = (0, 0),
@@ -96,20 +95,9 @@ class Reporter:
         if self.draw is None:
             return
         w, now = self.where, clocks.wall()
-        self.draw(Progress(self.entry, w.what, stage, now - self.started, w.row, w.round,
-                           w.rounds, self._left(now), self.point, False, w.at_most,
+        self.draw(Progress(self.entry, w.what, self.told_as or stage, now - self.started, w.row,
+                           w.round, w.rounds, self._left(now), self.point, False, w.at_most,
                            self._later(), w.at_most and w.round > FEWEST))
-
-    @contextlib.contextmanager
-    def told_as(self, stage: str) -> Iterator[None]:
-        """Within, every stage is told as ``stage`` (an untimed run's: ``WARM_UP``)."""
-        draw = self.draw
-        if draw is not None:
-            self.draw = lambda p: draw(dataclasses.replace(p, stage=stage))
-        try:
-            yield
-        finally:
-            self.draw = draw
 
     def _rows(self) -> int:
         """The rows of one round of the current part."""

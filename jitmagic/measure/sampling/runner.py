@@ -117,9 +117,7 @@ class Sampler:
         if self.errors and not self.last and not self.stopped:
             failed = next(iter(self.errors))
             if fresh.alone():  # a child's one row: its parent shows the error as its own
-                exc = self.errors[failed]
-                raise RaisedElsewhere(innermost_function(exc),
-                                      user_traceback(exc, self._nest_hint()))
+                raise self.raised(failed)
             raise UserCodeError(self.describe_failure(failed))
 
     def measure_cold(self, repeat: int | str | Rounds, number: int | None, check: Checkpoint,
@@ -194,17 +192,18 @@ class Sampler:
             self.samples[name].setdefault(key, []).append(secs)
 
     def describe_failure(self, name: str) -> str:
-        exc = self.errors[name]
-        where = innermost_function(exc)
+        said = self.raised(name)
         others = [v for v in self.errors if v != name]
         which = f"the {name} {self.noun}" + (" (and " + ", ".join(others) + ")" if others else "")
-        inside = f", in your function `{where}`" if where else ""
-        return f"{which} failed{inside}:\n{user_traceback(exc, self._nest_hint())}"
+        inside = f", in your function `{said.function}`" if said.function else ""
+        return f"{which} failed{inside}:\n{said.shown}"
 
-    def _nest_hint(self) -> bool:
-        """Whether a hint may suggest ``--nest``: the first row is the reference (flat);
-        where it failed too, --nest cannot help."""
-        return next(iter(self.subjects)) not in self.errors
+    def raised(self, name: str) -> RaisedElsewhere:
+        """``name``'s error as a report shows it: here, or in the parent of this process."""
+        exc = self.errors[name]
+        # the first row is the reference (flat): where it failed too, --nest cannot help
+        nest_hint = next(iter(self.subjects)) not in self.errors
+        return RaisedElsewhere(innermost_function(exc), user_traceback(exc, nest_hint))
 
     def warnings(self, entry: str) -> Iterable[Noted]:
         """Where JAX's own clock disagrees with the samples (rows that report events), and
