@@ -19,8 +19,20 @@ class UserCodeError(RuntimeError):
     """The user's own code raised; ``str()`` is their traceback lines, not jitmagic's."""
 
 
+class RaisedElsewhere(Exception):
+    """The user's exception as another process showed it (a fresh child that took a cold
+    sample): :func:`innermost_function` and :func:`user_traceback` there, which this
+    process shows as its own."""
+
+    def __init__(self, function: str | None, shown: str):
+        super().__init__(shown)
+        self.function, self.shown = function, shown
+
+
 def user_traceback(exc: BaseException, nest_hint: bool = True) -> str:
     """``exc`` with only the user's frames, and a hint where one fits."""
+    if isinstance(exc, RaisedElsewhere):
+        return exc.shown
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if user_file(f.filename)]
     lines = traceback.format_list(frames)
     head = "Traceback (your code):\n" if frames else ""
@@ -47,6 +59,8 @@ def _misspelt(exc: NameError) -> str | None:
 
 def innermost_function(exc: BaseException) -> str | None:
     """The name of the user's function in which ``exc`` was raised."""
+    if isinstance(exc, RaisedElsewhere):
+        return exc.function
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if user_file(f.filename)]
     return frames[-1].name if frames else None
 

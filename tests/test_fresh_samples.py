@@ -199,6 +199,38 @@ def test_a_variant_that_raises_or_dies_is_shown_and_the_status_says_so(
 
 
 @pytest.mark.slow
+def test_a_raise_in_a_child_reads_as_the_same_raise_here(tmp_path):
+    """One message: the parent's variant and the user's own exception, as without children;
+    not the child's round (it runs -r 1) nor its message around the parent's."""
+    errors = {}
+    for remembers in ("0", "1"):
+        saved = tmp_path / f"out{remembers}.json"
+        ran = _command(tmp_path, remembers, str(FIXTURES / "nested_fails.py"), "-r", "2",
+                       "-q", "--save", str(saved), "--", "raise")
+        assert ran.returncode == 1, ran.stderr
+        assert ran.stdout.count("the nested variant failed") == 1, ran.stdout
+        assert "ValueError: the nested variant's own error" in ran.stdout
+        errors[remembers] = json.loads(saved.read_text())["variants"]["nested"]["error"]
+    child = errors["1"]
+    assert 'nested_fails.py", line 15, in _fail' in child  # the user's frame
+    for wrapper in ("1/1", "without a result", "UserCodeError", "fresh process", "(while"):
+        assert wrapper not in child, child
+    # the same text but for the frames JAX's message lists: the processes' own, which differ
+    assert [ln for ln in child.splitlines() if not ln.startswith("  File ")] == \
+        [ln for ln in errors["0"].splitlines() if not ln.startswith("  File ")]
+
+
+@pytest.mark.slow
+def test_the_progress_shows_the_parents_structure_run_as_a_warm_up_not_a_first_call(tmp_path):
+    ran = _command(tmp_path, "1", str(FIXTURES / "small.py"), "-r", "1")
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stderr.splitlines()  # not a terminal: a line per stage
+    for name in ("flat", "nested"):
+        assert [ln.split(" · ")[1] for ln in lines if f": {name} 1/1 · " in ln] == \
+            ["first call, in a fresh process", "warm-up"], ran.stderr
+
+
+@pytest.mark.slow
 def test_ctrl_c_ends_the_children_with_the_command_and_leaves_nothing(tmp_path):
     """The child hangs (two minutes): the command ends it at the Ctrl-C, not after."""
     command = subprocess.Popen([sys.executable, "-m", "jitmagic", str(FIXTURES / "hangs.py"),

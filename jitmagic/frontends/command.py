@@ -33,7 +33,13 @@ from typing import Any, NoReturn
 
 from ..cell.prelude import late_settings, run_prelude
 from ..cell.provenance import spell
-from ..errors import CannotWriteError, InputError, UserCodeError, exit_after_measuring
+from ..errors import (
+    CannotWriteError,
+    InputError,
+    RaisedElsewhere,
+    UserCodeError,
+    exit_after_measuring,
+)
 from ..interrupts import held_while_importing
 from ..measure.children import Entry
 from ..measure.sampling import clocks, fresh
@@ -335,7 +341,10 @@ def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
     if args.sweep:
         raise InputError("a child measures one comparison: leave --sweep out")
     with fresh.only(inputs.get("sample", "")):  # one variant's cold sample, or all here
-        return run_isolated(args, script_args).to_dict()
+        try:
+            return run_isolated(args, script_args).to_dict()
+        except RaisedElsewhere as exc:  # the variant's code raised: the parent shows it
+            return {"raised": {"function": exc.function, "shown": exc.shown}}
 
 
 def _parsed(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:

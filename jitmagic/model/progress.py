@@ -35,6 +35,9 @@ class Progress:
         return worded("line", self) or self.what
 
 
+#: The stage an untimed run is told as, whatever stages it runs.
+WARM_UP = "warm-up"
+
 #: What draws progress: called with each :class:`Progress` (front ends supply one).
 Draw = Callable[[Progress], None]
 

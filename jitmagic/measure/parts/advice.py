@@ -19,7 +19,7 @@ from ...model.advice import Advice, Candidate
 from ...model.attribution import Attribution, HelperTime
 from ...model.comparison import Comparison
 from ...model.notes import Warned
-from ...model.progress import Draw
+from ...model.progress import WARM_UP, Draw
 from ...model.stats.rule import FASTER, difference
 from ...model.stats.witness import FIRST_CALL, Clock, clock_for, on
 from ...options import Options
@@ -260,7 +260,7 @@ def _measure(rounds: _Rounds, sets: dict[str, tuple[str, ...]],
             check.catching_interrupts():
         check.report.at("advice")
         if rounds.warm_up:
-            check.begin("warm-up")
+            check.begin(WARM_UP)
             with check.mode(python=False):
                 _warm_up(prepared[FLAT])
         runs.measure(rounds_for(options, lambda: _settled(runs, clock)), options.number,

@@ -18,7 +18,8 @@ from typing import Any
 
 from ... import backends
 from ...backends import memory
-from ...model.progress import Finished
+from ...errors import RaisedElsewhere
+from ...model.progress import WARM_UP, Finished
 from ...options.table import IN_ONE_PROCESS
 from ..children import Entry, run_child
 from ..environments import cache_root
@@ -181,13 +182,19 @@ class ChildSubject:
         if not isinstance(end, Finished):  # a crash, a hang, an error: the variant's finding
             raise RuntimeError(f"its cold sample in a fresh process ended without a result: "
                                f"{end}")
+        if "raised" in end.result:  # the user's code: shown as if it had raised here
+            raise RaisedElsewhere(**end.result["raised"])
         self.costs.append(clocks.wall() - started)  # a sample's cost: only whole ones
         self.device = {k: end.result["env"].get(k) for k in DEVICE_KEYS}
         row = end.result["variants"][self.name]["samples"]
         times = {k: xs[0] for k, xs in row.items() if xs and xs[0] is not None}
         first = self._local is None
         if first:  # this process's own run: the structure and output, untimed
-            self._local = self.here.cold(monitor, check)
+            check.report.told_as = WARM_UP
+            try:
+                self._local = self.here.cold(monitor, check)
+            finally:
+                check.report.told_as = None
         return dataclasses.replace(self._local, times=times, events={},
                                    output=self._local.output if first else None)
 

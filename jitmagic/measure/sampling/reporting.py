@@ -58,6 +58,8 @@ class Reporter:
     parts: tuple[str, ...] = ()
     #: With -r auto: when no further round starts (``clocks.wall()``), the budget's end.
     budget_ends: float = float("inf")
+    #: Where set, the stage told whatever stage runs (an untimed run's: ``WARM_UP``).
+    told_as: str | None = None
 
     def at(self, what: str, row: str | None = None, round: int = 0, rounds: int = 0,
            noun: str = "variant", units: tuple[int, int] = (0, 0),
@@ -93,8 +95,8 @@ class Reporter:
         if self.draw is None:
             return
         w, now = self.where, clocks.wall()
-        self.draw(Progress(self.entry, w.what, stage, now - self.started, w.row, w.round,
-                           w.rounds, self._left(now), self.point, False, w.at_most,
+        self.draw(Progress(self.entry, w.what, self.told_as or stage, now - self.started, w.row,
+                           w.round, w.rounds, self._left(now), self.point, False, w.at_most,
                            self._later(), w.at_most and w.round > FEWEST))
 
     def _rows(self) -> int:

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ... import backends
-from ...errors import UserCodeError, innermost_function, user_traceback
+from ...errors import RaisedElsewhere, UserCodeError, innermost_function, user_traceback
 from ...model.notes import Noted
 from ...model.rows import cpu_key
-from . import clocks
+from . import clocks, fresh
 from .clocks import FrozenClockError
 from .conditions import frozen_heap, persistent_cache_off
 from .lockstep import barrier, same_outcome
@@ -115,7 +115,10 @@ class Sampler:
         except StageInterrupted:  # Ctrl-C just as a Python stage ended
             self.stopped = f"interrupted by the user during {check.report.position()}"
         if self.errors and not self.last and not self.stopped:
-            raise UserCodeError(self.describe_failure(next(iter(self.errors))))
+            failed = next(iter(self.errors))
+            if fresh.alone():  # a child's one row: its parent shows the error as its own
+                raise self.raised(failed)
+            raise UserCodeError(self.describe_failure(failed))
 
     def measure_cold(self, repeat: int | str | Rounds, number: int | None, check: Checkpoint,
                      what: str = "comparison") -> tuple[Monitor, bool]:
@@ -189,14 +192,18 @@ class Sampler:
             self.samples[name].setdefault(key, []).append(secs)
 
     def describe_failure(self, name: str) -> str:
-        exc = self.errors[name]
-        where = innermost_function(exc)
+        said = self.raised(name)
         others = [v for v in self.errors if v != name]
         which = f"the {name} {self.noun}" + (" (and " + ", ".join(others) + ")" if others else "")
-        inside = f", in your function `{where}`" if where else ""
+        inside = f", in your function `{said.function}`" if said.function else ""
+        return f"{which} failed{inside}:\n{said.shown}"
+
+    def raised(self, name: str) -> RaisedElsewhere:
+        """``name``'s error as a report shows it: here, or in the parent of this process."""
+        exc = self.errors[name]
         # the first row is the reference (flat): where it failed too, --nest cannot help
         nest_hint = next(iter(self.subjects)) not in self.errors
-        return f"{which} failed{inside}:\n{user_traceback(exc, nest_hint)}"
+        return RaisedElsewhere(innermost_function(exc), user_traceback(exc, nest_hint))
 
     def warnings(self, entry: str) -> Iterable[Noted]:
         """Where JAX's own clock disagrees with the samples (rows that report events), and
