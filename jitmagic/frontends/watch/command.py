@@ -7,11 +7,18 @@ printed (:mod:`.live`)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import os
 import runpy
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+
+from jitmagic_watch import AfterJax
 
 from ...errors import CannotWriteError, InputError, user_traceback
+from ...measure.sampling import clocks
 from ...model.ledger import Gate, Ledger
 from ...options import argument_keywords
 from ...options.table import COMMAND, WATCH, specs_for
@@ -92,8 +99,9 @@ def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str |
     argv_before, path_before = sys.argv[:], sys.path[:]
     sys.argv, sys.path[0:0] = [script, *args.args], [os.path.dirname(script)]
     try:
-        with watched(gate, os.path.basename(script), script,
-                     on_again=Live(source_file=script)) as made:
+        with _from_jax_import(functools.partial(watched, gate, os.path.basename(script),
+                                                script, on_again=Live(source_file=script))
+                              ) as made:
             runpy.run_path(script, run_name="__main__")
     except KeyboardInterrupt:
         status = INTERRUPTED
@@ -104,6 +112,39 @@ def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str |
     finally:
         sys.argv, sys.path[:] = argv_before, path_before
     return made, status, said
+
+
+@contextlib.contextmanager
+def _from_jax_import(watch: Callable[..., AbstractContextManager[list[Ledger]]],
+                     ) -> Iterator[list[Ledger]]:
+    """``watch(since=...)`` entered as the script's import of jax ends, so that the script's
+    lines before set what JAX reads as it is imported (``os.environ["JAX_PLATFORMS"]``) as
+    under ``python FILE.py``; its run timed from now (where jax is imported, entered at once;
+    where it never is, at the end, timed from then). The list holds the ledger after."""
+    made: list[Ledger] = []
+    entered: list[list[Ledger]] = []
+    stack, began = contextlib.ExitStack(), clocks.wall()
+
+    def enter(since: float | None = began) -> None:
+        entered.append(stack.enter_context(watch(since=since)))
+
+    after = AfterJax(enter)
+    try:
+        with stack:
+            if "jax" in sys.modules:
+                enter()
+            else:
+                sys.meta_path.insert(0, after)
+            try:
+                yield made
+            finally:
+                with contextlib.suppress(ValueError):
+                    sys.meta_path.remove(after)
+                if not entered:
+                    enter(None)
+    finally:
+        if entered:
+            made.extend(entered[0])
 
 
 #: The watch's own gate options, and its report options (after FILE.py: the script's).
