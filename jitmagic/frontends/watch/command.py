@@ -128,7 +128,8 @@ def _from_jax_import(watch: Callable[..., AbstractContextManager[list[Ledger]]],
     def enter(since: float | None = began) -> None:
         entered.append(stack.enter_context(watch(since=since)))
 
-    after = AfterJax(enter)
+    after = AfterJax(enter)  # and no JITMAGIC_WATCH's: the command watches by itself
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, AfterJax)]
     try:
         with stack:
             if "jax" in sys.modules:
