@@ -71,9 +71,12 @@ def _watch():
         fail_at_exit(why)
 
 
-class _AfterJax:
-    """First on ``sys.meta_path`` until ``jax`` is found: its loader then runs
-    :func:`_watch` once ``jax`` has run (``jax``'s own ``__loader__`` is kept)."""
+class AfterJax:
+    """First on ``sys.meta_path`` until ``jax`` is found: its loader then runs ``then``
+    (:func:`_watch`) once ``jax`` has run (``jax``'s own ``__loader__`` is kept)."""
+
+    def __init__(self, then=None):
+        self.then = then or _watch
 
     def find_spec(self, name, path=None, target=None):
         if name != "jax":
@@ -82,13 +85,13 @@ class _AfterJax:
             sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None:
-            spec.loader = _Then(spec.loader)
+            spec.loader = _Then(spec.loader, self.then)
         return spec
 
 
 class _Then(importlib.abc.Loader):
-    def __init__(self, loader):
-        self.loader = loader
+    def __init__(self, loader, then):
+        self.loader, self.then = loader, then
 
     def create_module(self, spec):
         return self.loader.create_module(spec)
@@ -98,7 +101,7 @@ class _Then(importlib.abc.Loader):
         if module.__spec__ is not None:
             module.__spec__.loader = self.loader
         self.loader.exec_module(module)
-        _watch()
+        self.then()
 
 
 _BEGUN: list[bool] = []
@@ -120,4 +123,4 @@ def begin():
     elif "jax" in sys.modules:
         _watch()
     else:
-        sys.meta_path.insert(0, _AfterJax())
+        sys.meta_path.insert(0, AfterJax())

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -230,9 +231,10 @@ def test_the_progress_shows_the_parents_structure_run_as_a_warm_up_not_a_first_c
             ["first call, in a fresh process", "warm-up"], ran.stderr
 
 
-@pytest.mark.slow
-def test_ctrl_c_ends_the_children_with_the_command_and_leaves_nothing(tmp_path):
-    """The child hangs (two minutes): the command ends it at the Ctrl-C, not after."""
+@contextlib.contextmanager
+def _hanging(tmp_path: Path) -> Iterator[tuple[subprocess.Popen, list[psutil.Process]]]:
+    """The command on hangs.py, once its first child is into its two minutes' hang; with
+    the children taking a sample. Killed, with all its processes, where a test failed."""
     command = subprocess.Popen([sys.executable, "-m", "jitmagic", str(FIXTURES / "hangs.py"),
                                 "-r", "3", "-q"], env=_env(tmp_path, "1"), cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -243,18 +245,60 @@ def test_ctrl_c_ends_the_children_with_the_command_and_leaves_nothing(tmp_path):
         children = _samplers(parent)
         assert children, "no child started"
         time.sleep(1)  # into its hang
-        command.send_signal(signal.SIGINT)
-        out, err = command.communicate(timeout=60)  # the hang's end is 120 s away
+        yield command, children
     finally:  # a failing run leaves nothing either
         if command.poll() is None:
             for p in (*parent.children(recursive=True), parent):
                 with contextlib.suppress(psutil.Error):
                     p.kill()
+            command.communicate()
+
+
+def _ended(processes: list[psutil.Process]) -> bool:
+    """Whether each of ``processes`` has ended (within 10 s)."""
+    end = time.monotonic() + 10
+    while any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in processes):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_the_children_with_the_command_and_leaves_nothing(tmp_path):
+    """The child hangs (two minutes): the command ends it at the Ctrl-C, not after."""
+    with _hanging(tmp_path) as (command, children):
+        command.send_signal(signal.SIGINT)
+        out, err = command.communicate(timeout=60)  # the hang's end is 120 s away
     assert "interrupted by the user" in out + err, out + err
     # no sample ended with a result: where they were taken is said, with no cost
     assert "cold samples: each a fresh process running the file: the compiler here " \
         "remembers" in out, out
-    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
+    assert _ended(children)
+    assert not list(tmp_path.glob("jitmagic-child-*"))
+
+
+@pytest.mark.slow
+def test_a_command_killed_outright_leaves_folders_only_until_the_next_command(tmp_path):
+    """SIGKILL (the OOM killer's) ends the command with no cleanup: its children die with it,
+    and the next command removes the folders it left, never those of one still running."""
+    with _hanging(tmp_path) as (killed, _):
+        left = set(tmp_path.glob("jitmagic-child-*"))
+        with _hanging(tmp_path) as (running, _):
+            kept = set(tmp_path.glob("jitmagic-child-*")) - left
+            assert len(left) == len(kept) == 2  # the watched child's, and its sample's
+            tree = [psutil.Process(killed.pid), *psutil.Process(killed.pid).children(True)]
+            killed.kill()
+            killed.wait()
+            assert _ended(tree)  # they die with it, and nothing ran to remove their folders
+            assert set(tmp_path.glob("jitmagic-child-*")) == left | kept
+            ran = subprocess.run([sys.executable, "-m", "jitmagic", str(FIXTURES / "small.py"),
+                                  "-r", "1", "-q"], env=_env(tmp_path, "0"), cwd=tmp_path,
+                                 capture_output=True, text=True, timeout=300)
+            assert ran.returncode == 0, ran.stderr
+            assert set(tmp_path.glob("jitmagic-child-*")) == kept
+            running.send_signal(signal.SIGINT)
+            running.communicate(timeout=60)
     assert not list(tmp_path.glob("jitmagic-child-*"))
 
 

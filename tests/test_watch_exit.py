@@ -170,3 +170,23 @@ def test_a_script_that_ends_with_sys_exit_0_is_judged_by_its_gate(tmp_path, end)
                           text=True, timeout=300)
     assert done.returncode == 1, done.stdout + done.stderr  # the gate's failure
     assert "Gate FAILED" in done.stdout and "not checked" not in done.stdout
+
+
+def test_what_the_script_sets_before_importing_jax_counts_as_unwatched(tmp_path):
+    """``os.environ["JAX_PLATFORMS"] = "cpu"`` before ``import jax`` counts, as under
+    ``python FILE.py``: the command starts the watch as the script's import of jax ends.
+    (It imported jax first: JAX read nothing, tried every backend it has and, where libtpu
+    is installed on a machine with no TPU, printed libtpu's warnings on stderr.)"""
+    (tmp_path / "train.py").write_text(
+        'import os\nos.environ["JAX_PLATFORMS"] = "cpu"\nimport jax\n'
+        "print(jax.config.jax_platforms)\njax.jit(lambda x: x + 1)(1.0)\n")
+    env = {k: v for k, v in _env(None).items()
+           if k not in ("JITMAGIC_IN_ONE_PROCESS", "JAX_PLATFORMS")}
+    done = subprocess.run([sys.executable, "-m", "jitmagic", "watch", "--save", "w.json",
+                           "train.py"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == "cpu"
+    assert "TPU" not in done.stderr  # libtpu never started
+    ledger = jitmagic.load(str(tmp_path / "w.json"))
+    assert [c.function for c in ledger.compiles if not c.eager] == ["<lambda>"]

@@ -10,6 +10,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
+
 from ..interrupts import interrupts_held
 
 #: The file inside each scratch folder that says it is jitmagic's, naming the process.
@@ -43,7 +45,8 @@ def scratch_folder(kind: str) -> Iterator[Path]:
 
 
 #: What each scratch folder is for, as the error names it.
-_FOR = {"cache": "second start's cache", "xla": "profiled XLA compile"}
+_FOR = {"cache": "second start's cache", "xla": "profiled XLA compile",
+        "child": "child process's files"}
 
 
 def _made(kind: str) -> Path:
@@ -84,11 +87,11 @@ def _maker(folder: Path) -> int | None:
 
 
 def _running(pid: int) -> bool:
-    """Whether a process ``pid`` exists (one of another user's counts)."""
+    """Whether a process ``pid`` runs (one of another user's counts; a zombie, ended and
+    not yet reaped, as of a killed command's child where no init reaps it, does not)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except OSError:  # PermissionError: it exists, another user's
+    except psutil.Error:  # AccessDenied: it exists, another user's
         return True
-    return True

@@ -7,11 +7,18 @@ printed (:mod:`.live`)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import os
 import runpy
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+
+from jitmagic_watch import AfterJax
 
 from ...errors import CannotWriteError, InputError, user_traceback
+from ...measure.sampling import clocks
 from ...model.ledger import Gate, Ledger
 from ...options import argument_keywords
 from ...options.table import COMMAND, WATCH, specs_for
@@ -87,13 +94,14 @@ def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str |
     from .api import watched
 
     script = os.path.abspath(args.script)
-    made: list[Ledger] = []
+    entered: list[list[Ledger]] = []
     status, said = MEASURED, None
     argv_before, path_before = sys.argv[:], sys.path[:]
     sys.argv, sys.path[0:0] = [script, *args.args], [os.path.dirname(script)]
     try:
-        with watched(gate, os.path.basename(script), script,
-                     on_again=Live(source_file=script)) as made:
+        with _from_jax_import(functools.partial(watched, gate, os.path.basename(script),
+                                                script, on_again=Live(source_file=script))
+                              ) as entered:
             runpy.run_path(script, run_name="__main__")
     except KeyboardInterrupt:
         status = INTERRUPTED
@@ -103,7 +111,35 @@ def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str |
         status, said = RAISED, user_traceback(exc, nest_hint=False)
     finally:
         sys.argv, sys.path[:] = argv_before, path_before
-    return made, status, said
+    return (entered[0] if entered else []), status, said
+
+
+@contextlib.contextmanager
+def _from_jax_import(watch: Callable[..., AbstractContextManager[list[Ledger]]],
+                     ) -> Iterator[list[list[Ledger]]]:
+    """``watch(since=...)`` entered as the script's import of jax ends, so that its lines
+    before set what JAX reads as it is imported (``os.environ["JAX_PLATFORMS"]``) as under
+    ``python FILE.py``; timed from now (at once where jax is imported; at the end, timed from
+    then, where it never is). The list holds what ``watch`` gave once entered."""
+    entered: list[list[Ledger]] = []
+    stack, began = contextlib.ExitStack(), clocks.wall()
+
+    def enter(since: float | None = began) -> None:
+        entered.append(stack.enter_context(watch(since=since)))
+
+    after = AfterJax(enter)  # and no JITMAGIC_WATCH's: the command watches by itself
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, AfterJax)]
+    with stack:
+        if "jax" in sys.modules:
+            enter()
+        else:
+            sys.meta_path.insert(0, after)
+        try:
+            yield entered
+        finally:
+            sys.meta_path[:] = [f for f in sys.meta_path if f is not after]
+            if not entered:
+                enter(None)
 
 
 #: The watch's own gate options, and its report options (after FILE.py: the script's).

@@ -4,7 +4,8 @@ script) in a new interpreter, and how it ended (:mod:`jitmagic.model.progress`).
 For work that must not share this process: a compile native code aborts on, a cold
 sample where the compiler remembers, another JAX release. An :class:`Entry` (JSON in and
 out) runs in a session of its own, its output kept; a :class:`Script` shares the
-parent's output and is handed its signals. Nothing is left behind: no file, no process.
+parent's output and is handed its signals. Nothing is left behind: no file, no process
+(those of a parent killed outright die with it; its folders go at the next child's start).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -33,6 +33,7 @@ from ...model.progress import (
     TimedOut,
     fatal_of,
 )
+from ..scratch import scratch_folder
 
 #: The variables :mod:`.boot` reads: the stage file, and the parent's process id.
 STAGE_ENV, PARENT_ENV = "JITMAGIC_CHILD_STAGE", "JITMAGIC_CHILD_PARENT"
@@ -94,8 +95,8 @@ def run_child(what: Entry | Script, inputs: Any = None, *, timeout_s: float | No
     ``timeout_s``, or once an entry's ``stop`` returns True, its process group is killed
     and it reads as :class:`TimedOut`."""
     exe = python or sys.executable
-    with tempfile.TemporaryDirectory(prefix="jitmagic-child-") as folder:
-        files = _Files(Path(folder))
+    with scratch_folder("child") as folder:
+        files = _Files(folder)
         argv = [exe, "-X", "faulthandler", "-m", f"{__name__}.boot", str(files.request)]
         files.request.write_text(json.dumps(_request(what, inputs, files)))
         try:

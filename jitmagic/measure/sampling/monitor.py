@@ -9,8 +9,6 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-import jax
-
 from ..._compat import unregister as jax_unregister
 from ...model.notes import Note, Warned
 from ...model.stats.rule import median
@@ -62,6 +60,8 @@ class Monitor:
 
     @contextmanager
     def listening(self) -> Iterator[Monitor]:
+        import jax  # here: the watch command imports this before the script imports jax
+
         jax.monitoring.register_event_duration_secs_listener(self._on_duration)
         jax.monitoring.register_event_listener(self._on_event)
         try:
