@@ -178,7 +178,7 @@ def test_what_the_script_sets_before_importing_jax_counts_as_unwatched(tmp_path)
     (It imported jax first: JAX read nothing, tried every backend it has and, where libtpu
     is installed on a machine with no TPU, printed libtpu's warnings on stderr.)"""
     (tmp_path / "train.py").write_text(
-        'import os\nos.environ["JAX_PLATFORMS"] = "cpu"\nimport jax\n'
+        'import os, time\nos.environ["JAX_PLATFORMS"] = "cpu"\ntime.sleep(3)\nimport jax\n'
         "print(jax.config.jax_platforms)\njax.jit(lambda x: x + 1)(1.0)\n")
     env = {k: v for k, v in _env(None).items()
            if k not in ("JITMAGIC_IN_ONE_PROCESS", "JAX_PLATFORMS")}
@@ -190,3 +190,4 @@ def test_what_the_script_sets_before_importing_jax_counts_as_unwatched(tmp_path)
     assert "TPU" not in done.stderr  # libtpu never started
     ledger = jitmagic.load(str(tmp_path / "w.json"))
     assert [c.function for c in ledger.compiles if not c.eager] == ["<lambda>"]
+    assert ledger.wall_s < 3  # timed from jax's import, as JITMAGIC_WATCH's hook times it

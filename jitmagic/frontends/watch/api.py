@@ -98,14 +98,12 @@ def named_compile(c: Compile, shell: Any, source_file: str | None = None) -> Com
 
 @contextmanager
 def watched(gate: Gate, source: str, source_file: str | None = None, *,
-            on_again: Callable[[Compile], None] | None = None,
-            since: float | None = None) -> Iterator[list[Ledger]]:
-    """Within, compiles are recorded; after (an error or Ctrl-C too), the list holds the ledger,
-    its run timed from ``since`` (``clocks.wall()``; None: now)."""
+            on_again: Callable[[Compile], None] | None = None) -> Iterator[list[Ledger]]:
+    """Within, compiles are recorded; after (an error or Ctrl-C too), the list holds the ledger."""
     recorder = Recorder(on_again=on_again)
     made: list[Ledger] = []
     error, stopped = None, False
-    recorder.start(since)
+    recorder.start()
     try:
         yield made
     except KeyboardInterrupt:

@@ -18,7 +18,6 @@ from contextlib import AbstractContextManager
 from jitmagic_watch import AfterJax
 
 from ...errors import CannotWriteError, InputError, user_traceback
-from ...measure.sampling import clocks
 from ...model.ledger import Gate, Ledger
 from ...options import argument_keywords
 from ...options.table import COMMAND, WATCH, specs_for
@@ -115,17 +114,17 @@ def _ran(args: argparse.Namespace, gate: Gate) -> tuple[list[Ledger], int, str |
 
 
 @contextlib.contextmanager
-def _from_jax_import(watch: Callable[..., AbstractContextManager[list[Ledger]]],
+def _from_jax_import(watch: Callable[[], AbstractContextManager[list[Ledger]]],
                      ) -> Iterator[list[list[Ledger]]]:
-    """``watch(since=...)`` entered as the script's import of jax ends, so that its lines
-    before set what JAX reads as it is imported (``os.environ["JAX_PLATFORMS"]``) as under
-    ``python FILE.py``; timed from now (at once where jax is imported; at the end, timed from
-    then, where it never is). The list holds what ``watch`` gave once entered."""
+    """``watch()`` entered as the script's import of jax ends, so that its lines before set
+    what JAX reads as it is imported (``os.environ["JAX_PLATFORMS"]``) as under ``python
+    FILE.py``, and its run is timed from there as ``JITMAGIC_WATCH``'s (at once where jax is
+    imported; at the end where it never is). The list holds what ``watch`` gave."""
     entered: list[list[Ledger]] = []
-    stack, began = contextlib.ExitStack(), clocks.wall()
+    stack = contextlib.ExitStack()
 
-    def enter(since: float | None = began) -> None:
-        entered.append(stack.enter_context(watch(since=since)))
+    def enter() -> None:
+        entered.append(stack.enter_context(watch()))
 
     after = AfterJax(enter)  # and no JITMAGIC_WATCH's: the command watches by itself
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, AfterJax)]
@@ -139,7 +138,7 @@ def _from_jax_import(watch: Callable[..., AbstractContextManager[list[Ledger]]],
         finally:
             sys.meta_path[:] = [f for f in sys.meta_path if f is not after]
             if not entered:
-                enter(None)
+                enter()
 
 
 #: The watch's own gate options, and its report options (after FILE.py: the script's).

@@ -87,9 +87,8 @@ class Recorder:
         self._reads: list[stale.Traced] = []
         self._cleared = 0  # jitmagic's own compiles seen: each measurement clears the caches
 
-    def start(self, since: float | None = None) -> None:
-        """Subscribe and listen, the run timed from ``since`` (None: now); what was set is
-        put back if this fails half way."""
+    def start(self) -> None:
+        """Subscribe and listen; what was set is put back if this fails half way."""
         import jax
 
         self._before = set(threading.enumerate()) - {self.watched}
@@ -104,7 +103,7 @@ class Recorder:
         except BaseException:
             self.stop()
             raise
-        self._start = clocks.wall() if since is None else since
+        self._start = clocks.wall()
 
     def stop(self) -> None:
         """Put back everything :meth:`start` set, last first, Ctrl-C held (again: nothing)."""
