@@ -197,6 +197,11 @@ def test_a_variant_that_raises_or_dies_is_shown_and_the_status_says_so(
     assert said in report["variants"]["nested"]["error"]
     assert report["variants"]["nested"]["helpers"] == ["layer"]
     assert NO_CALL not in " ".join(ran.stdout.split()), ran.stdout
+    if failure == "crash":  # where, as this process counts its runs, and the user's frame
+        error = report["variants"]["nested"]["error"]
+        assert "failed, in your function `_fail`" in error
+        assert "during the nested variant's run 1 of 1 · first call" in error
+        assert 'nested_fails.py", line 14 in _fail' in error
 
 
 @pytest.mark.slow

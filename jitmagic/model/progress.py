@@ -72,12 +72,14 @@ class Failed(Said):
 
 @dataclass(frozen=True)
 class Crashed(Said):
-    """A signal ended it: which, the last stage it entered, and its stderr's last lines."""
+    """A signal ended it: which, the last stage it entered, its stderr's last lines, and the
+    user's frames in Python's dump of its threads (``faulthandler``'s, most recent first)."""
 
     signal: int
     stage: str | None = None
     stderr_tail: tuple[str, ...] = ()
     fatal: str | None = None
+    frames: tuple[str, ...] = ()
 
     @property
     def signal_name(self) -> str:

@@ -19,7 +19,15 @@ from typing import Any
 from ... import backends
 from ...backends import memory
 from ...errors import RaisedElsewhere
-from ...model.progress import WARM_UP, Finished
+from ...model.progress import (
+    WARM_UP,
+    ChildEnd,
+    Crashed,
+    EndedEarly,
+    Failed,
+    Finished,
+    TimedOut,
+)
 from ...options.table import IN_ONE_PROCESS
 from ..children import Entry, run_child
 from ..environments import cache_root
@@ -70,6 +78,17 @@ def backend_memory() -> dict[str, Any]:
         _cached().parent.mkdir(parents=True, exist_ok=True)
         _cached().write_text(json.dumps(found))
     return found
+
+
+def _unfinished(end: ChildEnd, where: str) -> RaisedElsewhere:
+    """A child that gave no result, as its variant's error here: at this process's run (the
+    child's own is always 1 of 1) and the child's stage, with the user's frames Python's
+    dump named where native code crashed it (the innermost is where it failed)."""
+    if isinstance(end, (Failed, Crashed, EndedEarly, TimedOut)) and end.stage:
+        end = dataclasses.replace(end, stage=f"{where} · {end.stage.rsplit(' · ', 1)[-1]}")
+    frames = end.frames if isinstance(end, Crashed) else ()
+    innermost = frames[0].rsplit(" in ", 1)[-1] if frames else None
+    return RaisedElsewhere(innermost, "\n".join((str(end), *frames)))
 
 
 @dataclass(frozen=True)
@@ -180,8 +199,7 @@ class ChildSubject:
                         timeout_s=self.spawn.timeout_s, stop=check.due)
         check.poll("its cold sample in a fresh process")
         if not isinstance(end, Finished):  # a crash, a hang, an error: the variant's finding
-            raise RuntimeError(f"its cold sample in a fresh process ended without a result: "
-                               f"{end}")
+            raise _unfinished(end, check.report.position())
         if "raised" in end.result:  # the user's code: shown as if it had raised here
             raise RaisedElsewhere(**end.result["raised"])
         self.costs.append(clocks.wall() - started)  # a sample's cost: only whole ones
