@@ -215,7 +215,8 @@ def test_where_the_compiler_remembers_the_figures_are_the_sessions_with_no_cold_
     r = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", repeat=2, quiet=True)
     assert r.env["cold_samples"] == {"where": "session"}
     short, text = (" ".join(t.split()) for t in (report_text(r), full(r)))
-    assert SESSION + TARGET_SESSION in short  # in the answer, with the verdict
+    assert SESSION.format("compiles") + TARGET_SESSION in short  # in the answer, its verdict
+    assert "warm compiles are left out" in short  # it runs none: its compiles are judged
     assert text.count("this session's") == 1 and "python -m jitmagic" not in text
     monkeypatch.setenv(memory.STANDIN_ENV, "0")  # a CPU's: nothing said
     here = jitmagic.compare(g, jnp.ones(16), target="v5e:1x1", repeat=1, quiet=True)

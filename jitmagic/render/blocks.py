@@ -363,14 +363,14 @@ def sampled_line(c: Comparison | Sweep, brief: bool = False) -> list[Inline] | N
                 f"{f' ({fmt_s(cost)} each)' if cost else ''}"
                 f"{'' if brief else ': the compiler here remembers'}"]
     if TARGET in c.env:  # compiled for in this process alone: no command takes cold ones
-        return [SESSION, TARGET_SESSION]
+        return [SESSION.format("compiles"), TARGET_SESSION]
     options, left_out = cold_command(shlex.split(c.options or ""))
     if "--why" in left_out:  # it asks for the parts it implies: said once, as typed
         left_out = [f for f in left_out if f[2:] not in WHY_PARTS]
     file = os.path.basename(c.file) if c.file else "FILE.py"
     command = shlex.join(["python", "-m", "jitmagic", file, *options])
     bound = SWEPT.format(c.name, c.values[0]) if isinstance(c, Sweep) else ""
-    return [SESSION, "; for cold ones, each sample in a fresh process, ",
+    return [SESSION.format("runs"), "; for cold ones, each sample in a fresh process, ",
             "" if c.file else SAVED_AS.format(c.entry), bound, "run ",
             Code(command), f" (without {', '.join(left_out)}: with {ONE_OR_MORE[len(left_out) > 1]}"
             f", the command too keeps its samples in one process)" if left_out else ""]
@@ -386,7 +386,7 @@ def _seconds(x: object) -> float | None:
 #: What figures taken in one process say where the backend's compiler remembers; then, by
 #: what took them, where cold ones come from (a command's, or ``--target``'s: nowhere).
 SESSION = ("figures: this session's (a process that has compiled before: this backend's "
-           "compiler remembers, and warm runs are left out)")
+           "compiler remembers, and warm {} are left out)")
 TARGET_SESSION = ("; --target compiles for a topology in this process only, so no command "
                   "gives cold ones")
 #: How a notebook's cell or a script's call becomes the command's file.
