@@ -89,6 +89,26 @@ def test_the_dtype_fix_casts_before_the_call_and_keeps_the_result():
     assert kept == [float(predict(b.astype(np.float32))) for b in batches]
 
 
+def test_the_dtype_fix_for_a_python_number_is_float_and_keeps_the_result():
+    """A schedule that starts at the int `0` and goes on with floats: `.astype` is no
+    Python number's, `float(...)` is the fix."""
+    @jax.jit
+    def sgd(w, lr):
+        return w - lr * w
+
+    def schedule(step):
+        return 0 if step == 0 else 0.1 / step  # a warm-up from zero, as written by hand
+
+    with jitmagic.watch() as written:
+        before = [sgd(jnp.ones(4), schedule(s)) for s in range(3)]
+    with jitmagic.watch() as fixed:
+        after = [sgd(jnp.ones(4), float(schedule(s))) for s in range(3)]  # the fix
+    assert K.DTYPE in kinds(written, "sgd") and printed(written, K.DTYPE)
+    assert "`float(...)`" in str(written)
+    assert compiles(fixed, "sgd") <= 1  # f32 compiled already: maybe 0
+    assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+
+
 def test_the_static_fixes_an_array_for_arithmetic_and_cond_for_a_branch():
     @functools.partial(jax.jit, static_argnames=("scale", "train"))
     def step(x, scale, train):

@@ -29,7 +29,8 @@ FIXES = {
     SHAPE: "pad a short batch to the full size with a mask that keeps the padded rows out "
            "of the result (for a mean: `jnp.sum(jnp.where(mask, err, 0)) / jnp.sum(mask)`), "
            "or expect one compile per shape",
-    DTYPE: "give {arg} one dtype on every call (`.astype(...)` before the call)",
+    DTYPE: "give {arg} one dtype on every call (`.astype(...)` before the call; a Python "
+           "number as `float(...)`: `0` is an int, `0.1` a float)",
     STATIC: "a static value (a static argument, an Equinox static field, a hashable `self`) "
             "is part of what JAX compiles for: each new value compiles again; where it only "
             "feeds arithmetic, pass it as an array instead; where it steers Python (a loop "
