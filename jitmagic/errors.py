@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import re
 import sys
 import traceback
 from collections.abc import Iterable
@@ -36,9 +37,29 @@ def user_traceback(exc: BaseException, nest_hint: bool = True) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if user_file(f.filename)]
     lines = traceback.format_list(frames)
     head = "Traceback (your code):\n" if frames else ""
-    text = head + "".join(lines) + "".join(traceback.format_exception_only(type(exc), exc))
+    said = "".join(traceback.format_exception_only(type(exc), exc))
+    text = head + "".join(lines) + _yours_only(said)
     hint = _hint(exc, nest_hint)
     return text + (f"\nHint: {hint}" if hint else "")
+
+
+#: A frame of a traceback written into an exception's message (JAX's for a host callback).
+_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line \d+')
+
+
+def _yours_only(message: str) -> str:
+    """``message`` without the frames (and their code lines) of a traceback written into it
+    that are not the user's: a callback's error through JAX names every frame above it."""
+    kept, dropping = [], False
+    for line in message.splitlines(keepends=True):
+        frame = _FRAME.match(line)
+        if frame:
+            dropping = not user_file(frame["file"])
+        elif not line.startswith("    "):
+            dropping = False
+        if not dropping:
+            kept.append(line)
+    return "".join(kept)
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str | None:
