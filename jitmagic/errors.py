@@ -43,8 +43,15 @@ def user_traceback(exc: BaseException, nest_hint: bool = True) -> str:
     return text + (f"\nHint: {hint}" if hint else "")
 
 
-#: A frame of a traceback written into an exception's message (JAX's for a host callback).
+#: A frame of a traceback as text: Python's (``  File "x.py", line 3, in f``), written into
+#: an exception's message (JAX's for a host callback), or ``faulthandler``'s (no comma).
 _FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line \d+')
+
+
+def user_frame(line: str) -> bool | None:
+    """Whether a line of a traceback's text is a frame of the user's (None: no frame)."""
+    frame = _FRAME.match(line)
+    return None if frame is None else user_file(frame["file"])
 
 
 def _yours_only(message: str) -> str:
@@ -52,9 +59,9 @@ def _yours_only(message: str) -> str:
     that are not the user's: a callback's error through JAX names every frame above it."""
     kept, dropping = [], False
     for line in message.splitlines(keepends=True):
-        frame = _FRAME.match(line)
-        if frame:
-            dropping = not user_file(frame["file"])
+        yours = user_frame(line)
+        if yours is not None:
+            dropping = not yours
         elif not line.startswith("    "):
             dropping = False
         if not dropping:

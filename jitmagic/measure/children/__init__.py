@@ -14,7 +14,6 @@ import contextlib
 import json
 import math
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...errors import user_frame
 from ...model.progress import (
     ChildEnd,
     CouldNotStart,
@@ -34,7 +34,6 @@ from ...model.progress import (
     TimedOut,
     fatal_of,
 )
-from ...usercode import user_file
 from ..scratch import scratch_folder
 
 #: The variables :mod:`.boot` reads: the stage file, and the parent's process id.
@@ -204,15 +203,6 @@ def _forwarding(pid: int) -> Iterator[None]:
             signal.signal(forwarded, handler if handler is not None else signal.SIG_DFL)
 
 
-#: A frame of ``faulthandler``'s dump: ``  File "/x/layers.py", line 14 in _fail``.
-_FRAME = re.compile(r'\s+File "(?P<file>[^"]+)", line \d+ in \S+$')
-
-
-def _user_frame(line: str) -> bool:
-    found = _FRAME.match(line)
-    return found is not None and user_file(found["file"])
-
-
 def _end(status: int | None, what: Entry | Script, files: _Files,
          timeout_s: float | None) -> ChildEnd:
     last, output = next(reversed(_lines(files.stage)), None), _lines(files.output)
@@ -220,7 +210,7 @@ def _end(status: int | None, what: Entry | Script, files: _Files,
         return TimedOut(timeout_s or 0.0, last)
     if status < 0:
         return Crashed(-status, last, tuple(output[-TAIL_LINES:]), fatal_of(output),
-                       tuple(f for f in output if _user_frame(f)))
+                       tuple(f for f in output if user_frame(f)))
     if isinstance(what, Script):
         return Finished(status, last) if files.result.exists() else EndedEarly(status, last)
     if status == 0 and files.result.exists():
