@@ -4,15 +4,18 @@ and nothing said."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import psutil
 import pytest
 from support import SMALL_CELL
 
+from jitmagic.backends import memory
 from jitmagic.frontends.script.crashes import IN_ONE_PROCESS
 
 #: Stands in for XLA crashing as it compiles the measured program: JAX's monitoring
@@ -46,17 +49,45 @@ g(x)
 @pytest.mark.parametrize("quiet", [[], ["-q"]])
 def test_a_compile_that_kills_the_process_is_said_with_its_variant_and_stage(tmp_path,
                                                                             quiet):
+    """With a part (``--lines``) the samples stay in one process: the crash ends it."""
     (tmp_path / "cell.py").write_text(CRASHES)
     done = subprocess.run([sys.executable, "-m", "jitmagic", "cell.py", "-r", "1", *quiet,
-                           "--save", "r.json"], capture_output=True, text=True,
+                           "--lines", "--save", "r.json"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=300, env={**os.environ, "JAX_PLATFORMS": "cpu"})
     assert done.returncode == 128 + signal.SIGSEGV
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("jitmagic: killed by SIGSEGV at jitcompare g: flat 1/1 · ")
     assert "native code (XLA, libtpu, or an extension your code calls) crashed" in last
-    assert "run that step of that variant alone (flat is jax.jit(f))" in last
+    assert "run that step of that variant alone (flat: `jax.jit` on the function compared" in last
     assert "Fatal Python error: Segmentation fault" in done.stderr  # faulthandler's
     assert not (tmp_path / "r.json").exists() and done.stdout == ""
+
+
+@pytest.mark.slow
+def test_a_crash_in_one_variant_is_its_finding_and_the_others_figures_are_kept(tmp_path):
+    """The comparison alone: native code killing its process in the nested variant, the
+    command measures again, each cold sample in a fresh process, as where the compiler
+    remembers: the crash is the nested variant's finding, flat's figures are kept."""
+    fixture = Path(__file__).parent / "fixtures" / "fresh" / "nested_fails.py"
+    env = {k: v for k, v in os.environ.items() if k != memory.STANDIN_ENV}
+    done = subprocess.run([sys.executable, "-m", "jitmagic", str(fixture), "-r", "2",
+                           "--save", "r.json", "--", "crash"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300,
+                          env={**env, "JAX_PLATFORMS": "cpu", "TMPDIR": str(tmp_path)})
+    assert done.returncode == 1, done.stderr  # a variant failed: as for one that raised
+    assert ("jitmagic: killed by SIGSEGV at jitcompare mlp: nested 1/2 · first call: native "
+            "code crashed the process; measuring again with each cold sample in a fresh "
+            "process") in done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert len(report["variants"]["flat"]["samples"]["first_call_s"]) == 2
+    error = report["variants"]["nested"]["error"]
+    assert "killed by SIGSEGV during the nested variant's run 1 of 2 · first call" in error
+    assert 'nested_fails.py", line 14 in _fail' in error
+    crash = report["env"]["cold_samples"]["after_crash"]
+    assert crash == "SIGSEGV at jitcompare mlp: nested 1/2 · first call"
+    said = " ".join(done.stdout.split())
+    assert f"in one process the command was killed by {crash}" in said
+    assert not list(tmp_path.glob("jitmagic-*"))
 
 
 def test_a_measurement_that_ends_well_ends_as_before(tmp_path):

@@ -82,6 +82,11 @@ class Crashed(Said):
     frames: tuple[str, ...] = ()
 
     @property
+    def in_variant(self) -> bool:
+        """Whether it died measuring a variant (its last stage a round of flat or nested)."""
+        return any(f" {v} " in f" {self.stage or ''} " for v in ("flat", "nested"))
+
+    @property
     def signal_name(self) -> str:
         """``SIGSEGV``, or ``signal 77`` for one Python does not name."""
         try:

@@ -352,16 +352,18 @@ def part_section(name: str, answer: Callable[[Any, Comparison], Sequence[Block]]
 
 
 def sampled_line(c: Comparison | Sweep, brief: bool = False) -> list[Inline] | None:
-    """Where the cold samples were taken, where the compiler remembers work (None elsewhere);
-    ``brief``: fresh samples without why."""
+    """Where the cold samples were taken, where the compiler remembers work or the command
+    measured again after a crash (None elsewhere); ``brief``: fresh samples without why
+    (but the crash's)."""
     said = c.env.get("cold_samples")
     if not isinstance(said, dict) or said.get("where") not in ("fresh", "session"):
         return None  # none, or a report's own (reports are untrusted input)
     if said["where"] == "fresh":
-        cost = _seconds(said.get("sample_s"))
+        cost, crashed = _seconds(said.get("sample_s")), said.get("after_crash")
+        why = (f": in one process the command was killed by {cut_to(printable(crashed), 80)}"
+               if isinstance(crashed, str) else "" if brief else ": the compiler here remembers")
         return [f"cold samples: each a fresh process running the file"
-                f"{f' ({fmt_s(cost)} each)' if cost else ''}"
-                f"{'' if brief else ': the compiler here remembers'}"]
+                f"{f' ({fmt_s(cost)} each)' if cost else ''}{why}"]
     if TARGET in c.env:  # compiled for in this process alone: no command takes cold ones
         return [SESSION.format("compiles"), TARGET_SESSION]
     options, left_out = cold_command(shlex.split(c.options or ""))

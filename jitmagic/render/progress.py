@@ -82,13 +82,21 @@ def crash_report(end: Crashed, lost: str = MEASURED_LOST,
     if end.signal not in NATIVE:
         return f"ended by signal {where} (sent by another process: a timeout, kill); {lost}"
     said = f" ({end.fatal})" if end.fatal else ""
-    in_variant = any(f" {v} " in f" {end.stage or ''} " for v in ("flat", "nested"))
-    alone = ("that step of that variant alone (flat is jax.jit(f))" if in_variant else
+    alone = (("that step of that variant alone (flat: `jax.jit` on the function compared; "
+              "nested: each helper under a `jax.jit` of its own too)") if end.in_variant else
              "your file alone (python FILE.py)")
     return (f"killed by {where}{said}: native code (XLA, libtpu, or an extension your code "
             f"calls) crashed the process; {lost} (Python's traceback is above). To "
             f"reproduce it without jitmagic, run {alone}; where it crashes there too, "
             "report it with the file at https://github.com/jax-ml/jax/issues")
+
+
+def measured_again(end: Crashed) -> str:
+    """The command's line where native code crashed its process in a variant and it measures
+    again, each cold sample in a fresh process."""
+    return (f"killed by {end.signal_name}{_at(end.stage, '')}: native code crashed the process; "
+            "measuring again with each cold sample in a fresh process, where a crash is its "
+            "variant's finding and the other variant's figures are kept")
 
 
 def ended_early(end: EndedEarly, lost: str = MEASURED_LOST, unstaged: str = "") -> str:

@@ -11,7 +11,15 @@ from typing import Any
 
 from ...measure import children
 from ...model.progress import Crashed, EndedEarly, Finished, Progress
-from ...render.progress import WATCHED_LOST, crash_report, ended_early, position
+from ...options.table import cold_command
+from ...render.progress import (
+    NATIVE,
+    WATCHED_LOST,
+    crash_report,
+    ended_early,
+    measured_again,
+    position,
+)
 from .. import launcher
 from ..statuses import INTERRUPTED, RAISED, STARTING, killed_by
 
@@ -27,6 +35,11 @@ def supervised(argv: list[str]) -> int | None:
             or os.environ.get(IN_ONE_PROCESS) == "1":
         return None
     end = children.run_child(children.Script(("-m", "jitmagic", *argv)))
+    if isinstance(end, Crashed) and _again(end, argv):
+        print(f"jitmagic: {measured_again(end)}", file=sys.stderr)
+        crash = f"{end.signal_name} at {end.stage}"
+        end = children.run_child(children.Script(("-m", "jitmagic", *argv)),
+                                 env={children.AFTER_CRASH_ENV: crash})
     if isinstance(end, Finished):
         return int(end.result)
     if isinstance(end, Crashed) and end.signal == signal.SIGINT:  # before its handlers
@@ -41,6 +54,16 @@ def supervised(argv: list[str]) -> int | None:
         print(f"{_NAME[watch]}: {ended_early(end, **said)}", file=sys.stderr)
         return RAISED
     return None
+
+
+def _again(end: Crashed, argv: list[str]) -> bool:
+    """Whether to measure again, each cold sample in a fresh process: native code crashed
+    the process in a variant of a comparison that can take them (none of
+    :data:`~jitmagic.options.table.IN_ONE_PROCESS`, no ``--processes``, not the watch),
+    this the first time."""
+    return (end.signal in NATIVE and end.in_variant and not cold_command(argv)[1]
+            and argv[:1] != ["watch"] and not any(a.startswith("--processes") for a in argv)
+            and children.AFTER_CRASH_ENV not in os.environ)
 
 
 #: The command's name in its lines: ``jitmagic``, or ``jitmagic watch``.

@@ -38,6 +38,10 @@ from ..scratch import scratch_folder
 
 #: The variables :mod:`.boot` reads: the stage file, and the parent's process id.
 STAGE_ENV, PARENT_ENV = "JITMAGIC_CHILD_STAGE", "JITMAGIC_CHILD_PARENT"
+#: Set where the command measures again after native code crashed its process in a
+#: variant (``SIGSEGV at jitcompare g: nested 1/3 · first call``): each cold sample is then
+#: a fresh process whatever the backend, so that the crash is its variant's alone.
+AFTER_CRASH_ENV = "JITMAGIC_AFTER_CRASH"
 #: Lines of a child's stderr kept.
 TAIL_LINES = 20
 #: Seconds a killed child gets to be reaped; seconds between two looks at an entry's ``stop``.

@@ -10,6 +10,7 @@ import contextlib
 import contextvars
 import dataclasses
 import json
+import os
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from ...model.progress import (
     TimedOut,
 )
 from ...options.table import IN_ONE_PROCESS
-from ..children import Entry, run_child
+from ..children import AFTER_CRASH_ENV, Entry, run_child
 from ..environments import cache_root
 from . import clocks
 
@@ -129,12 +130,12 @@ def only(variant: str | None) -> contextlib.AbstractContextManager:
 
 def for_command(entry: Entry, file: str, script_args: list[str],
                 options: Any) -> Children | None:
-    """The children that take the command's cold samples where the backend remembers; None
-    in a child (:func:`only`), and where an option of :data:`IN_ONE_PROCESS` is given."""
+    """The children that take the command's cold samples where the backend remembers, or
+    where the command measures again after a crash (:data:`AFTER_CRASH_ENV`); None in a
+    child (:func:`only`), and where an option of :data:`IN_ONE_PROCESS` is given."""
     if _ONLY.get() is not None or any(getattr(options, n, None) for n in IN_ONE_PROCESS):
         return None
-    found = backend_memory()
-    if not found["remembers"]:
+    if not os.environ.get(AFTER_CRASH_ENV) and not backend_memory()["remembers"]:
         return None
     argv = [file, "-r", "1", "-q"]
     for flag, value in (("-n", options.number), ("--nest", options.nest),
@@ -243,6 +244,8 @@ def where_sampled(takers: dict[str, Any]) -> dict[str, Any]:
     costs = [c for t in takers.values() for c in t.costs]
     if takers:  # a sample's cost: of those that ended with a result (None: none did)
         device: dict[str, Any] = next((t.device for t in takers.values() if t.device), {})
+        crashed = os.environ.get(AFTER_CRASH_ENV)
         return {**device, "cold_samples": {
-            "where": "fresh", "sample_s": statistics.median(costs) if costs else None}}
+            "where": "fresh", "sample_s": statistics.median(costs) if costs else None,
+            **({"after_crash": crashed} if crashed else {})}}
     return {"cold_samples": {"where": "session"}} if session_remembers() else {}
