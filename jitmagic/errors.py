@@ -38,6 +38,8 @@ def user_traceback(exc: BaseException, nest_hint: bool = True) -> str:
     lines = traceback.format_list(frames)
     head = "Traceback (your code):\n" if frames else ""
     said = "".join(traceback.format_exception_only(type(exc), exc))
+    for note in getattr(exc, "__notes__", ()):  # JAX's on the frames it hid: moot here
+        said = said.replace(f"{note}\n", "") if "JAX_TRACEBACK_FILTERING" in note else said
     text = head + "".join(lines) + _yours_only(said)
     hint = _hint(exc, nest_hint)
     return text + (f"\nHint: {hint}" if hint else "")

@@ -229,6 +229,7 @@ def test_a_raise_in_a_child_reads_as_the_same_raise_here(tmp_path):
         frames = [ln for ln in error.splitlines() if ln.startswith("  File ")]
         assert frames[-1].endswith('nested_fails.py", line 15, in _fail'), error
         assert not any("jitmagic/" in ln or "jax/" in ln for ln in frames), error
+        assert "JAX_TRACEBACK_FILTERING" not in error  # JAX's note on frames none shows
 
 
 @pytest.mark.slow
