@@ -396,6 +396,20 @@ def test_a_glance_of_nothing_measured_shows_no_table_of_dashes():
     assert lines[-1].startswith("more: -v (the full report)")
 
 
+def test_a_variant_that_failed_is_said_at_a_glance_with_its_error():
+    """A trial's 55 lines where the nested variant raised: the full table of program sizes,
+    notes and causes; the glance says the headline, flat's stages and the error."""
+    error = "the nested variant failed:\nValueError: layer cannot run under its own jit"
+    c = comparison(variant("flat", FLAT), variant("nested", {}, error=error),
+                   outputs_match=None)
+    lines = text(c, width=100).splitlines()
+    assert lines[0] == "jitcompare: model — Only one variant ran; see its error below."
+    assert glance_rows("\n".join(lines))["first call"].split()[2:5] == ["620", "ms", "—"]
+    assert lines[-2:] == [f"error: {error}".splitlines()[0], error.splitlines()[1]]
+    assert len(lines) <= 12 + 2 and "cold runs [min–max]" not in text(c, width=100)
+    assert "cold runs [min–max]" in text(c, verbose=True)  # the full report: one flag away
+
+
 def test_the_glance_never_breaks_a_number_across_lines():
     c = measured()
     for width in range(30, 101):

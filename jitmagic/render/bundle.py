@@ -24,6 +24,7 @@ from .blocks import (
     Code,
     Image,
     Para,
+    Pre,
     Table,
     as_html,
     as_text,
@@ -109,9 +110,8 @@ SECTIONS: dict[str, Callable[[Comparison, bool, bool], tuple[str, str] | None]] 
 
 
 def at_a_glance(r: Comparison | Sweep, verbose: bool = False) -> bool:
-    """Whether :func:`bundle` shows ``r`` at a glance: a comparison, both variants ran, not -v."""
-    return isinstance(r, Comparison) and not verbose and target_of(r.env) is None \
-        and all(v.ok for v in r.variants.values())
+    """Whether :func:`bundle` shows ``r`` at a glance: a comparison, not -v, not --target."""
+    return isinstance(r, Comparison) and not verbose and target_of(r.env) is None
 
 
 def glanced(c: Comparison, png: bytes | None, plot: bool = True,
@@ -227,17 +227,19 @@ GLANCE_LINES = 12
 
 def glance(c: Comparison, html: str | None = None) -> list[Block]:
     """The comparison at a glance, as blocks (``html``: where the HTML report was written):
-    what else was found said briefly where in full it would pass :data:`GLANCE_LINES`."""
+    what else was found said briefly where in full it would pass :data:`GLANCE_LINES`; then
+    a variant's error, whole."""
     first_note = notes(c, 1)[:1] if not c.nested.helpers else []  # why none was nested
     table = [Table((clock_name(c.clock_of(FIRST_CALL)), *VARIANTS, "flat/nested"),
                    [_stage_row(c, p) for p in PHASES], indent="  ")] \
         if not nothing_measured(c) else []
     head = [Para([("jitcompare: ", Code(c.entry), " — ", *prose(verdict_line(c)))], "verdict",
                  bold=True), *table, *first_note]
+    errors = [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
     for brief in (False, True):
         shown = [*head, Para([line for line in (why_line(c), found_line(c, brief),
                                                 sampled_line(c, brief), more_line(c, html))
-                            if line])]
+                            if line]), *errors]
         if len(as_text(shown).splitlines()) <= GLANCE_LINES:
             break
     return shown
