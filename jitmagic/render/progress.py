@@ -96,7 +96,7 @@ def measured_again(end: Crashed) -> str:
     again, each cold sample in a fresh process."""
     return (f"killed by {end.signal_name}{_at(end.stage, '')}: native code crashed the process; "
             "measuring again with each cold sample in a fresh process, where a crash is its "
-            "variant's finding and the other variant's figures are kept")
+            "variant's finding, not the end of the command")
 
 
 def ended_early(end: EndedEarly, lost: str = MEASURED_LOST, unstaged: str = "") -> str:
