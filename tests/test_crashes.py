@@ -17,6 +17,7 @@ from support import SMALL_CELL
 
 from jitmagic.backends import memory
 from jitmagic.frontends.script.crashes import IN_ONE_PROCESS
+from jitmagic.model.progress import Crashed
 
 #: Stands in for XLA crashing as it compiles the measured program: JAX's monitoring
 #: hook, which runs inside the compile, kills the process by SIGSEGV once armed (after
@@ -77,7 +78,7 @@ def test_a_crash_in_one_variant_is_its_finding_and_the_others_figures_are_kept(t
     assert done.returncode == 1, done.stderr  # a variant failed: as for one that raised
     assert ("jitmagic: killed by SIGSEGV at jitcompare mlp: nested 1/2 · first call: native "
             "code crashed the process; measuring again with each cold sample in a fresh "
-            "process") in done.stderr
+            "process, where a crash in a sample is its variant's finding") in done.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert len(report["variants"]["flat"]["samples"]["first_call_s"]) == 2
     error = report["variants"]["nested"]["error"]
@@ -88,6 +89,16 @@ def test_a_crash_in_one_variant_is_its_finding_and_the_others_figures_are_kept(t
     said = " ".join(done.stdout.split())
     assert f"in one process the command was killed by {crash}" in said
     assert not list(tmp_path.glob("jitmagic-*"))
+
+
+def test_a_crash_is_a_variants_in_its_rounds_only():
+    """Only a crash in a round is measured again: one in the leak check's trace of the
+    nested program (a trial's) would crash the command's own process again."""
+    said = {stage: Crashed(signal.SIGSEGV, stage).in_variant for stage in (
+        "jitcompare g: nested 1/2 · first call", "jitcompare g: flat 2/3 · XLA compile",
+        "jitcompare g: checking the nested variant leaks nothing",
+        "jitcompare: finding helpers", None)}
+    assert list(said.values()) == [True, True, False, False, False]
 
 
 def test_a_measurement_that_ends_well_ends_as_before(tmp_path):

@@ -42,6 +42,8 @@ WARM_UP = "warm-up"
 Draw = Callable[[Progress], None]
 
 
+#: A variant's round in a stage (``jitcompare g: nested 2/3 · first call``).
+_ROUND = re.compile(r"\b(flat|nested) \d+/")
 #: A fatal line of Abseil's or glog's log (``F1206 07:08:23.212953 5415 target.cc:1735]``).
 _FATAL = re.compile(r"^F\d{4} [0-9:.]+\s+\d+ [^\]]+\] (?P<said>.+)$")
 
@@ -83,8 +85,9 @@ class Crashed(Said):
 
     @property
     def in_variant(self) -> bool:
-        """Whether it died measuring a variant (its last stage a round of flat or nested)."""
-        return any(f" {v} " in f" {self.stage or ''} " for v in ("flat", "nested"))
+        """Whether it died in a round of flat or nested (``nested 1/3 · first call``), not
+        in what comes before the rounds (finding helpers, the leak check's trace)."""
+        return bool(_ROUND.search(self.stage or ""))
 
     @property
     def signal_name(self) -> str:

@@ -95,8 +95,8 @@ def measured_again(end: Crashed) -> str:
     """The command's line where native code crashed its process in a variant and it measures
     again, each cold sample in a fresh process."""
     return (f"killed by {end.signal_name}{_at(end.stage, '')}: native code crashed the process; "
-            "measuring again with each cold sample in a fresh process, where a crash is its "
-            "variant's finding, not the end of the command")
+            "measuring again with each cold sample in a fresh process, where a crash in a "
+            "sample is its variant's finding")
 
 
 def ended_early(end: EndedEarly, lost: str = MEASURED_LOST, unstaged: str = "") -> str:
