@@ -359,6 +359,10 @@ def test_the_glance_is_the_answer_in_at_most_twelve_lines_of_the_terminals_width
         assert lines[-1].startswith("more: -v (spreads, CPU time, program sizes, causes")
     assert glance_rows(str(c))["trace"].split()[-1] == "10.0×"
     assert "rest of first call" not in str(c) and "min–max" not in str(c)  # behind -v
+    # the demo's at 80 columns read 13 lines: its report's path took a line of its own
+    fresh = measured(env={"cold_samples": {"where": "fresh", "sample_s": 21.4}})
+    said = text(fresh, width=80, html_path="jitmagic-demo.html").splitlines()
+    assert len(said) <= 12 and said[-1] == "more: -v · --why · report: jitmagic-demo.html", said
 
 
 def test_the_glance_says_the_rest_briefly_where_in_full_it_would_pass_twelve_lines():

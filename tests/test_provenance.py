@@ -68,10 +68,12 @@ def test_a_provenance_field_of_the_wrong_kind_is_refused():
 
 def test_the_text_shows_one_made_line():
     c = stamped(created="2026-12-01T12:30:00Z")
+    full = c.report(verbose=True)  # the glance leaves it to -v
     assert f"made 2026-12-01T12:30:00Z by jitmagic {jitmagic.__version__} with -r 3 " \
-           "--nest layer" in str(c)
-    assert "return x < 1" not in str(c)  # the source is the HTML's, collapsed
-    assert "with the default options" in str(dataclasses.replace(c, options=""))
+           "--nest layer" in full and full.count("made 20") == 1
+    assert "return x < 1" not in full  # the source is the HTML's, collapsed
+    assert "with the default options" in \
+        dataclasses.replace(c, options="").report(verbose=True)
 
 
 def test_the_html_shows_the_source_escaped_and_collapsed_and_the_options():

@@ -236,9 +236,9 @@ def glance(c: Comparison, html: str | None = None) -> list[Block]:
     head = [Para([("jitcompare: ", Code(c.entry), " — ", *prose(verdict_line(c)))], "verdict",
                  bold=True), *table, *first_note]
     errors = [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
-    for brief in (False, True):
+    for brief, terse in ((False, False), (True, False), (True, True)):
         shown = [*head, Para([line for line in (why_line(c), found_line(c, brief),
-                                                sampled_line(c, brief), more_line(c, html))
+                                                sampled_line(c, brief), more_line(c, html, terse))
                             if line]), *errors]
         if len(as_text(shown).splitlines()) <= GLANCE_LINES:
             break
@@ -318,13 +318,15 @@ def found_line(c: Comparison, brief: bool = False) -> str:
     return " · ".join(parts)
 
 
-def more_line(c: Comparison, html: str | None) -> str:
-    """What the full report adds, and where it is (``-v``, ``--why``, the HTML report)."""
+def more_line(c: Comparison, html: str | None, brief: bool = False) -> str:
+    """What the full report adds, and where it is (``-v``, ``--why``, the HTML report);
+    ``brief``: the flags alone."""
     warned = f", {counted(len(c.warnings), 'warning')}" if c.warnings else ""
     noted = len({n for v in c.variants.values() for n in v.notes})
     noted_said = f", {counted(noted, 'note')}" if noted else ""
     other = WALL if c.clock_of(FIRST_CALL) == CPU else CPU  # the clock the table does not show
-    said = [f"-v (spreads, {clock_name(other)}, program sizes, causes{warned}{noted_said})"
+    said = ["-v" if brief else
+            f"-v (spreads, {clock_name(other)}, program sizes, causes{warned}{noted_said})"
             if not nothing_measured(c) else f"-v (the full report{warned}{noted_said})"]
     if any(x.option for x in c.why if not x.measured):
         said.append("--why")
