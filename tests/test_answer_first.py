@@ -359,10 +359,15 @@ def test_the_glance_is_the_answer_in_at_most_twelve_lines_of_the_terminals_width
         assert lines[-1].startswith("more: -v (spreads, CPU time, program sizes, causes")
     assert glance_rows(str(c))["trace"].split()[-1] == "10.0×"
     assert "rest of first call" not in str(c) and "min–max" not in str(c)  # behind -v
-    # the demo's at 80 columns read 13 lines: its report's path took a line of its own
-    fresh = measured(env={"cold_samples": {"where": "fresh", "sample_s": 21.4}})
+    # the demo's at 80 columns read 13 lines: its report's path took a line of its own,
+    # and on a TPU its fresh samples another, the why line two with the programs' sizes
+    fresh = comparison(variant("flat", FLAT, jaxpr_eqns=8208),
+                       variant("nested", NESTED, helper_calls={"layer": 16}, jaxpr_eqns=544),
+                       env={"cold_samples": {"where": "fresh", "sample_s": 18.7}})
     said = text(fresh, width=80, html_path="jitmagic-demo.html").splitlines()
     assert len(said) <= 12 and said[-1] == "more: -v · --why · report: jitmagic-demo.html", said
+    assert "why: flat inlines `layer` at 16 calls; `jax.jit` on `layer` saves" in said[-4]
+    assert "(8,208 jaxpr equations against 544)" in text(fresh, width=1000)  # where it fits
 
 
 def test_the_glance_says_the_rest_briefly_where_in_full_it_would_pass_twelve_lines():

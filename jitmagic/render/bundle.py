@@ -237,7 +237,7 @@ def glance(c: Comparison, html: str | None = None) -> list[Block]:
                  bold=True), *table, *first_note]
     errors = [Pre(f"error: {v.error}", "error") for v in c.variants.values() if v.error]
     for brief, terse in ((False, False), (True, False), (True, True)):
-        shown = [*head, Para([line for line in (why_line(c), found_line(c, brief),
+        shown = [*head, Para([line for line in (why_line(c, terse), found_line(c, brief),
                                                 sampled_line(c, brief), more_line(c, html, terse))
                             if line]), *errors]
         if len(as_text(shown).splitlines()) <= GLANCE_LINES:
@@ -275,10 +275,11 @@ def _stage_row(c: Comparison, phase: str) -> list[str]:
             stage_ratio(c, phase)]
 
 
-def why_line(c: Comparison) -> str:
-    """The biggest measured cause and what to do about it ("" where none was measured)."""
+def why_line(c: Comparison, terse: bool = False) -> str:
+    """The biggest measured cause and what to do about it ("" where none was measured);
+    ``terse``: without the programs' sizes."""
     if savings := [x for x in c.why if x.kind == SAVING]:
-        return f"why: {_saving(c, savings[0])}"
+        return f"why: {_saving(c, savings[0], terse)}"
     stages = [x for x in c.why if x.kind == STAGE]
     if not stages:
         return ""
@@ -287,14 +288,14 @@ def why_line(c: Comparison) -> str:
     return f"why: {x.name} takes {fmt_s(x.seconds)} of the flat first call{fix}"
 
 
-def _saving(c: Comparison, x: Cause) -> str:
+def _saving(c: Comparison, x: Cause, terse: bool = False) -> str:
     """``flat inlines `f` at 16 calls (…); `jax.jit` on `f` saves 535 ms``, or its name."""
     if x.maker != "nesting":
         return f"{x.name} saves {fmt_s(x.seconds)}{'; what to do: ' + x.fix if x.fix else ''}"
     calls = sum(c.nested.helper_calls.values())
     helpers = helpers_named(c)
     eqns = (f" ({c.flat.jaxpr_eqns:,} jaxpr equations against {c.nested.jaxpr_eqns:,})"
-            if c.flat.jaxpr_eqns is not None and c.nested.jaxpr_eqns is not None else "")
+            if None not in (c.flat.jaxpr_eqns, c.nested.jaxpr_eqns) and not terse else "")
     inlined = f"flat inlines {helpers} at {counted(calls, 'call')}{eqns}; " if calls else ""
     return f"{inlined}{x.fix or 'nesting'} saves {fmt_s(x.seconds)}"
 
