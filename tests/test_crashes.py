@@ -47,13 +47,14 @@ g(x)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("quiet", [[], ["-q"]])
+@pytest.mark.parametrize(("quiet", "part"), [([], "--lines"), (["-q"], "--lin")])
 def test_a_compile_that_kills_the_process_is_said_with_its_variant_and_stage(tmp_path,
-                                                                            quiet):
-    """With a part (``--lines``) the samples stay in one process: the crash ends it."""
+                                                                            quiet, part):
+    """With a part (``--lines``, or as argparse takes it, ``--lin``) the samples stay in
+    one process: the crash ends it, not measured again."""
     (tmp_path / "cell.py").write_text(CRASHES)
     done = subprocess.run([sys.executable, "-m", "jitmagic", "cell.py", "-r", "1", *quiet,
-                           "--lines", "--save", "r.json"], capture_output=True, text=True,
+                           part, "--save", "r.json"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=300, env={**os.environ, "JAX_PLATFORMS": "cpu"})
     assert done.returncode == 128 + signal.SIGSEGV
     last = done.stderr.strip().splitlines()[-1]
@@ -61,6 +62,7 @@ def test_a_compile_that_kills_the_process_is_said_with_its_variant_and_stage(tmp
     assert "native code (XLA, libtpu, or an extension your code calls) crashed" in last
     assert "run that step of that variant alone (flat: `jax.jit` on the function compared" in last
     assert "Fatal Python error: Segmentation fault" in done.stderr  # faulthandler's
+    assert "measuring again" not in done.stderr  # it would crash again in one process
     assert not (tmp_path / "r.json").exists() and done.stdout == ""
 
 

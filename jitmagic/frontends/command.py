@@ -266,7 +266,7 @@ def entry() -> None:
     compile in a thread, never by a signal."""
     forgiving_stderr()  # a crash in native code: Python's traceback, at least
     try:
-        watched = supervised(sys.argv[1:])  # measured in a child; a crash there said
+        watched = supervised(sys.argv[1:], _fresh_after_crash)  # measured in a child
     except KeyboardInterrupt:  # before the child took Ctrl-C over
         exit_now(INTERRUPTED, STARTING)
     if watched is not None:
@@ -345,6 +345,14 @@ def measure_in_child(inputs: dict[str, Any]) -> dict[str, Any]:
             return run_isolated(args, script_args).to_dict()
         except RaisedElsewhere as exc:  # the variant's code raised: the parent shows it
             return {"raised": {"function": exc.function, "shown": exc.shown}}
+
+
+def _fresh_after_crash(argv: list[str]) -> bool:
+    """Whether the comparison ``argv`` asks for can take its cold samples in fresh processes
+    (as :func:`run` decides: no ``--processes``, nothing of :func:`fresh.in_one_process`),
+    as the command measures again after native code crashed it in a variant."""
+    args, _ = _parsed(argv)
+    return not args.processes and not fresh.in_one_process(args)
 
 
 def _parsed(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:

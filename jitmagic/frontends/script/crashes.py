@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ...measure import children
 from ...model.progress import Crashed, EndedEarly, Finished, Progress
-from ...options.table import cold_command
 from ...render.progress import (
     NATIVE,
     WATCHED_LOST,
@@ -29,13 +29,15 @@ UNWATCHED = ("diff",)
 IN_ONE_PROCESS = "JITMAGIC_IN_ONE_PROCESS"
 
 
-def supervised(argv: list[str]) -> int | None:
-    """The command run in a watched child: its status (None: run it here)."""
+def supervised(argv: list[str], fresh_after_crash: Callable[[list[str]], bool]) -> int | None:
+    """The command run in a watched child: its status (None: run it here); where native code
+    crashed it in a variant and ``fresh_after_crash(argv)``, run again, each cold sample in a
+    fresh process."""
     if children.inside() or launcher.is_child() or argv[:1] and argv[0] in UNWATCHED \
             or os.environ.get(IN_ONE_PROCESS) == "1":
         return None
     end = children.run_child(children.Script(("-m", "jitmagic", *argv)))
-    if isinstance(end, Crashed) and _again(end, argv):
+    if isinstance(end, Crashed) and _again(end, argv) and fresh_after_crash(argv):
         print(f"jitmagic: {measured_again(end)}", file=sys.stderr)
         crash = f"{end.signal_name} at {end.stage}"
         end = children.run_child(children.Script(("-m", "jitmagic", *argv)),
@@ -57,12 +59,9 @@ def supervised(argv: list[str]) -> int | None:
 
 
 def _again(end: Crashed, argv: list[str]) -> bool:
-    """Whether to measure again, each cold sample in a fresh process: native code crashed
-    the process in a variant of a comparison that can take them (none of
-    :data:`~jitmagic.options.table.IN_ONE_PROCESS`, no ``--processes``, not the watch),
-    this the first time."""
-    return (end.signal in NATIVE and end.in_variant and not cold_command(argv)[1]
-            and argv[:1] != ["watch"] and not any(a.startswith("--processes") for a in argv)
+    """Whether native code crashed the process in a variant's round of a comparison (not
+    the watch's), this the first time."""
+    return (end.signal in NATIVE and end.in_variant and argv[:1] != ["watch"]
             and children.AFTER_CRASH_ENV not in os.environ)
 
 

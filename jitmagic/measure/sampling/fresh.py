@@ -133,7 +133,7 @@ def for_command(entry: Entry, file: str, script_args: list[str],
     """The children that take the command's cold samples where the backend remembers, or
     where the command measures again after a crash (:data:`AFTER_CRASH_ENV`); None in a
     child (:func:`only`), and where an option of :data:`IN_ONE_PROCESS` is given."""
-    if _ONLY.get() is not None or any(getattr(options, n, None) for n in IN_ONE_PROCESS):
+    if _ONLY.get() is not None or in_one_process(options):
         return None
     if not os.environ.get(AFTER_CRASH_ENV) and not backend_memory()["remembers"]:
         return None
@@ -143,6 +143,12 @@ def for_command(entry: Entry, file: str, script_args: list[str],
         said = ",".join(value) if isinstance(value, list | tuple) else value
         argv += [flag, str(said)] if said else []
     return Children(entry, (*argv, "--", *script_args), HANG_S)
+
+
+def in_one_process(options: Any) -> bool:
+    """Whether ``options`` (the comparison's, or the command's parsed arguments) ask for
+    something that keeps its samples in one process (:data:`IN_ONE_PROCESS`)."""
+    return any(getattr(options, n, None) for n in IN_ONE_PROCESS)
 
 
 @contextlib.contextmanager
